@@ -1,0 +1,1 @@
+//! herdr-link: see README.md
