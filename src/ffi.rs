@@ -1,0 +1,235 @@
+//! The C ABI: a thin layer of C strings over [`crate::tools`], [`crate::session`] and
+//! [`crate::guard`]. No protocol logic lives here. Every exported function checks NULL and UTF-8
+//! first and runs inside [`boundary`], so a panic never unwinds into the host.
+
+use std::ffi::{c_char, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use serde_json::{json, Value};
+
+use crate::{env, guard, herdr::Herdr, identity, oplog, session, tools};
+
+/// Runs `f`, turning a panic into `fallback()`.
+fn boundary<T>(fallback: impl FnOnce() -> T, f: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| fallback())
+}
+
+/// Reads a C string argument: `Err` names the problem for NULL or invalid UTF-8.
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string that stays valid for `'a`.
+unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str, String> {
+    if p.is_null() {
+        return Err(format!("{what} is NULL"));
+    }
+    // SAFETY: the caller promises a NUL-terminated string.
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| format!("{what} is not valid UTF-8"))
+}
+
+/// Hands a JSON document to the host as a string it must release with [`hl_free`].
+fn give(v: &Value) -> *mut c_char {
+    // serde_json escapes every control character, so the text holds no NUL.
+    CString::new(v.to_string())
+        .unwrap_or_else(|_| c"{\"ok\":false}".to_owned())
+        .into_raw()
+}
+
+fn failure(code: &str, message: String) -> Value {
+    json!({
+        "ok": false,
+        "error": {"code": code, "message": format!("{code}: {message}")},
+        "active": false,
+        "tools_changed": false,
+    })
+}
+
+fn internal_error() -> *mut c_char {
+    give(&failure(
+        "INTERNAL_ERROR",
+        "herdr-link hit an internal error".into(),
+    ))
+}
+
+/// Registers `session` (or resets it) as dormant and starts the self-identity bootstrap in the
+/// background. Never blocks. NULL or invalid UTF-8 is ignored.
+///
+/// # Safety
+/// `session` is NULL or a valid NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn hl_session_start(session: *const c_char) {
+    boundary(
+        || (),
+        || {
+            // SAFETY: forwarded from the caller's contract.
+            let Ok(key) = (unsafe { text(session, "session") }) else {
+                return;
+            };
+            session::start(key);
+            if let Some(herdr_env) = env::gate() {
+                let key = key.to_string();
+                let _ = std::thread::Builder::new()
+                    .name("herdr-link-bootstrap".into())
+                    .spawn(move || {
+                        let _ = catch_unwind(|| {
+                            let started = std::time::Instant::now();
+                            let herdr = Herdr::new(&herdr_env);
+                            let result = identity::ensure_self_name(&herdr, &herdr_env.pane_id);
+                            let (code, detail) = match &result {
+                                Ok(_) => ("ok", String::new()),
+                                Err(e) => (e.code(), e.detail().to_string()),
+                            };
+                            oplog::record(&oplog::Entry {
+                                session: &key,
+                                tool: "bootstrap",
+                                action: None,
+                                calls: &herdr.take_trace(),
+                                code,
+                                detail: &detail,
+                                elapsed: started.elapsed(),
+                            });
+                        });
+                    });
+            }
+        },
+    )
+}
+
+/// Forgets `session`. NULL or invalid UTF-8 is ignored.
+///
+/// # Safety
+/// `session` is NULL or a valid NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn hl_session_end(session: *const c_char) {
+    boundary(
+        || (),
+        || {
+            // SAFETY: forwarded from the caller's contract.
+            if let Ok(key) = unsafe { text(session, "session") } {
+                session::end(key);
+            }
+        },
+    )
+}
+
+/// Runs one tool call. `request_json` is
+/// `{"session":S,"tool":T,"input":{...},"context_dir":"/abs/dir"}`; the answer is always a JSON
+/// document (`{"ok":true,"result",...}` or `{"ok":false,"error":{"code","message"},...}`) that
+/// the caller releases with [`hl_free`].
+///
+/// # Safety
+/// `request_json` is NULL or a valid NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn hl_tool_call(request_json: *const c_char) -> *mut c_char {
+    boundary(internal_error, || {
+        // SAFETY: forwarded from the caller's contract.
+        match unsafe { text(request_json, "request") } {
+            Ok(request) => give(&tools::call_json(request)),
+            Err(m) => give(&failure("INVALID_REQUEST", m)),
+        }
+    })
+}
+
+/// 1 when `session` is active; 0 when dormant, unknown, NULL or not UTF-8.
+///
+/// # Safety
+/// `session` is NULL or a valid NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn hl_is_active(session: *const c_char) -> i32 {
+    boundary(
+        || 0,
+        || {
+            // SAFETY: forwarded from the caller's contract.
+            match unsafe { text(session, "session") } {
+                Ok(key) => i32::from(session::is_active(key)),
+                Err(_) => 0,
+            }
+        },
+    )
+}
+
+/// Judges a Bash command of `session`: 0 allow, 1 block, 2 block and end the turn. Dormant,
+/// unknown or unreadable sessions always get 0. When `reason_out` is not NULL it receives the
+/// reason string on 1/2 (release it with [`hl_free`]) and NULL on 0. An invalid-UTF-8 command is
+/// judged on its lossy text.
+///
+/// # Safety
+/// `session` and `command` are NULL or valid NUL-terminated strings; `reason_out` is NULL or
+/// points to writable storage for one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn hl_bash_guard(
+    session: *const c_char,
+    command: *const c_char,
+    reason_out: *mut *mut c_char,
+) -> i32 {
+    boundary(
+        || 0,
+        || {
+            if !reason_out.is_null() {
+                // SAFETY: the caller provides writable storage when not NULL.
+                unsafe { *reason_out = std::ptr::null_mut() };
+            }
+            // SAFETY: forwarded from the caller's contract.
+            let active =
+                matches!(unsafe { text(session, "session") }, Ok(k) if session::is_active(k));
+            if !active || command.is_null() {
+                return 0;
+            }
+            // SAFETY: non-NULL and NUL-terminated per the caller's contract.
+            let bytes = unsafe { CStr::from_ptr(command) }.to_bytes();
+            let verdict = guard::judge(&String::from_utf8_lossy(bytes));
+            if let (Some(reason), false) = (verdict.reason(), reason_out.is_null()) {
+                if let Ok(r) = CString::new(reason) {
+                    // SAFETY: checked non-NULL above.
+                    unsafe { *reason_out = r.into_raw() };
+                }
+            }
+            verdict.code()
+        },
+    )
+}
+
+/// The model-visible surface now: `{"session":S,"style":"deferred"|"gateway"|"mcp","view":
+/// "catalog"?}` → `{"tools":[{"name","description","input_schema"}],"contract":string|null}`.
+/// Release the result with [`hl_free`].
+///
+/// # Safety
+/// `request_json` is NULL or a valid NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn hl_presentation(request_json: *const c_char) -> *mut c_char {
+    boundary(internal_error, || {
+        // SAFETY: forwarded from the caller's contract.
+        match unsafe { text(request_json, "request") } {
+            Ok(request) => give(&tools::presentation_json(request)),
+            Err(m) => give(&json!({
+                "tools": [],
+                "contract": null,
+                "error": {"code": "INVALID_REQUEST", "message": format!("INVALID_REQUEST: {m}")},
+            })),
+        }
+    })
+}
+
+/// Releases a string returned by this library. NULL is ignored.
+///
+/// # Safety
+/// `s` is NULL or a pointer returned by this library and not yet released.
+#[no_mangle]
+pub unsafe extern "C" fn hl_free(s: *mut c_char) {
+    boundary(
+        || (),
+        || {
+            if !s.is_null() {
+                // SAFETY: `s` came from CString::into_raw in this library.
+                drop(unsafe { CString::from_raw(s) });
+            }
+        },
+    )
+}
+
+/// The library version (equal to the crate version); static, never release it.
+#[no_mangle]
+pub extern "C" fn hl_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}

@@ -1,0 +1,286 @@
+//! Runs one child process from an argv array with a hard time limit and an output cap.
+//!
+//! The child gets its own process group, so on timeout (or runaway output) the whole group is
+//! killed and the child is reaped before we return: nothing is left behind.
+
+use std::io::{ErrorKind, Read};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The most bytes we keep from either stream before giving up on the child.
+pub const MAX_OUTPUT: usize = 8 * 1024 * 1024;
+
+/// How a finished child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Exited with this status code.
+    Code(i32),
+    /// Killed by this signal.
+    Signal(i32),
+}
+
+/// The collected result of a child that finished in time.
+#[derive(Debug)]
+pub struct Finished {
+    /// How it ended.
+    pub exit: Exit,
+    /// Everything it wrote to stdout.
+    pub stdout: Vec<u8>,
+    /// Everything it wrote to stderr.
+    pub stderr: Vec<u8>,
+}
+
+/// Why a child produced no usable result.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The executable could not be started (missing, not executable, ...).
+    #[error("spawn failed: {0}")]
+    Spawn(std::io::Error),
+    /// The time limit passed; the process group was killed and reaped.
+    #[error("timed out after {0:?}")]
+    Timeout(Duration),
+    /// A stream exceeded [`MAX_OUTPUT`]; the process group was killed and reaped.
+    #[error("output exceeded {MAX_OUTPUT} bytes")]
+    TooLarge,
+    /// Reading the pipes or waiting failed.
+    #[error("io error: {0}")]
+    Io(std::io::Error),
+}
+
+/// Runs `program args...` (no shell), stdin closed, and collects its output within `limit`.
+pub fn run(program: &str, args: &[&str], limit: Duration) -> Result<Finished, RunError> {
+    let deadline = Instant::now() + limit;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(RunError::Spawn)?;
+    match collect(&mut child, deadline) {
+        Ok((stdout, stderr)) => match wait_until(&mut child, deadline) {
+            Ok(Some(status)) => Ok(Finished {
+                exit: match (status.code(), status.signal()) {
+                    (Some(c), _) => Exit::Code(c),
+                    (None, Some(s)) => Exit::Signal(s),
+                    (None, None) => Exit::Code(-1),
+                },
+                stdout,
+                stderr,
+            }),
+            Ok(None) => {
+                kill_and_reap(&mut child);
+                Err(RunError::Timeout(limit))
+            }
+            Err(e) => {
+                kill_and_reap(&mut child);
+                Err(RunError::Io(e))
+            }
+        },
+        Err(e) => {
+            kill_and_reap(&mut child);
+            Err(match e {
+                CollectError::Timeout => RunError::Timeout(limit),
+                CollectError::TooLarge => RunError::TooLarge,
+                CollectError::Io(e) => RunError::Io(e),
+            })
+        }
+    }
+}
+
+enum CollectError {
+    Timeout,
+    TooLarge,
+    Io(std::io::Error),
+}
+
+fn set_nonblocking(fd: i32) -> std::io::Result<()> {
+    // SAFETY: fcntl on a descriptor we own; no memory is passed.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Reads stdout and stderr until both reach EOF, the deadline passes or the cap is hit.
+fn collect(child: &mut Child, deadline: Instant) -> Result<(Vec<u8>, Vec<u8>), CollectError> {
+    let mut out_pipe = child.stdout.take();
+    let mut err_pipe = child.stderr.take();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    for p in [
+        out_pipe.as_ref().map(|p| p.as_raw_fd()),
+        err_pipe.as_ref().map(|p| p.as_raw_fd()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        set_nonblocking(p).map_err(CollectError::Io)?;
+    }
+    let mut chunk = vec![0u8; 64 * 1024];
+    while out_pipe.is_some() || err_pipe.is_some() {
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(CollectError::Timeout);
+        }
+        let wait_ms = (deadline - now).as_millis().clamp(1, i32::MAX as u128) as i32;
+        let mut fds = Vec::with_capacity(2);
+        if let Some(p) = &out_pipe {
+            fds.push(libc::pollfd {
+                fd: p.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        if let Some(p) = &err_pipe {
+            fds.push(libc::pollfd {
+                fd: p.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        // SAFETY: `fds` is a valid, correctly sized array of pollfd for the duration of the call.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(CollectError::Io(e));
+        }
+        if n == 0 {
+            continue;
+        }
+        for (pipe, buf) in [
+            (&mut out_pipe as &mut dyn PipeSlot, &mut out),
+            (&mut err_pipe, &mut err),
+        ] {
+            drain(pipe, buf, &mut chunk)?;
+        }
+    }
+    Ok((out, err))
+}
+
+/// A pipe that may already be closed; lets stdout and stderr share one drain routine.
+trait PipeSlot {
+    fn read_some(&mut self, buf: &mut [u8]) -> Option<std::io::Result<usize>>;
+    fn close(&mut self);
+}
+
+impl<R: Read> PipeSlot for Option<R> {
+    fn read_some(&mut self, buf: &mut [u8]) -> Option<std::io::Result<usize>> {
+        self.as_mut().map(|r| r.read(buf))
+    }
+    fn close(&mut self) {
+        *self = None;
+    }
+}
+
+fn drain(pipe: &mut dyn PipeSlot, buf: &mut Vec<u8>, chunk: &mut [u8]) -> Result<(), CollectError> {
+    loop {
+        match pipe.read_some(chunk) {
+            None => return Ok(()),
+            Some(Ok(0)) => {
+                pipe.close();
+                return Ok(());
+            }
+            Some(Ok(n)) => {
+                if buf.len() + n > MAX_OUTPUT {
+                    return Err(CollectError::TooLarge);
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            Some(Err(e)) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+            Some(Err(e)) if e.kind() == ErrorKind::Interrupted => continue,
+            Some(Err(e)) => return Err(CollectError::Io(e)),
+        }
+    }
+}
+
+/// Waits for the child to exit, polling gently, until the deadline.
+fn wait_until(
+    child: &mut Child,
+    deadline: Instant,
+) -> std::io::Result<Option<std::process::ExitStatus>> {
+    let mut pause = Duration::from_micros(50);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(5));
+    }
+}
+
+/// Kills the child's whole process group and reaps the child.
+fn kill_and_reap(child: &mut Child) {
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: signalling the process group we created for this child; no memory involved.
+    unsafe {
+        libc::killpg(pid, libc::SIGKILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collects_output_and_exit() {
+        let r = run(
+            "/bin/sh",
+            &["-c", "printf out; printf err >&2; exit 3"],
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        assert_eq!(r.exit, Exit::Code(3));
+        assert_eq!(r.stdout, b"out");
+        assert_eq!(r.stderr, b"err");
+    }
+
+    #[test]
+    fn spawn_failure() {
+        assert!(matches!(
+            run("/nonexistent/herdr", &[], Duration::from_secs(1)),
+            Err(RunError::Spawn(_))
+        ));
+    }
+
+    #[test]
+    fn timeout_kills_the_group() {
+        let t = Instant::now();
+        let r = run(
+            "/bin/sh",
+            &["-c", "sleep 30 & sleep 30"],
+            Duration::from_millis(200),
+        );
+        assert!(matches!(r, Err(RunError::Timeout(_))));
+        assert!(t.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn signal_is_reported() {
+        let r = run("/bin/sh", &["-c", "kill -9 $$"], Duration::from_secs(5)).unwrap();
+        assert_eq!(r.exit, Exit::Signal(9));
+    }
+
+    #[test]
+    fn output_cap() {
+        let r = run(
+            "/bin/sh",
+            &["-c", "head -c 20000000 /dev/zero"],
+            Duration::from_secs(20),
+        );
+        assert!(matches!(r, Err(RunError::TooLarge)), "{r:?}");
+    }
+}

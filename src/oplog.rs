@@ -1,0 +1,123 @@
+//! The operator log: with `HERDR_LINK_LOG=<path>`, one JSON line per operation (time, session,
+//! tool, every Herdr argv with its outcome and duration, the Link code and internal detail).
+//!
+//! This is the only place internal details and raw ids go. Lines are handed to one background
+//! writer through a bounded queue; when the queue is full (a slow or stuck disk) lines are dropped
+//! and counted rather than ever blocking or failing a tool call.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+use crate::herdr::CallTrace;
+
+/// Lines waiting for the writer at most; beyond that new lines are dropped.
+pub const QUEUE_DEPTH: usize = 1024;
+/// The longest argv element kept in the log (wrapper texts are long).
+pub const MAX_ARG_CHARS: usize = 200;
+
+static DROPPED: AtomicU64 = AtomicU64::new(0);
+
+/// A log line and the file it goes to.
+type Line = (String, String);
+
+static WRITER: LazyLock<Mutex<Option<SyncSender<Line>>>> = LazyLock::new(|| Mutex::new(None));
+
+/// How many lines were dropped because the writer could not keep up.
+pub fn dropped() -> u64 {
+    DROPPED.load(Ordering::Relaxed)
+}
+
+fn sender() -> Option<SyncSender<Line>> {
+    let mut slot = WRITER.lock().unwrap_or_else(|e| e.into_inner());
+    if slot.is_none() {
+        let (tx, rx) = sync_channel::<Line>(QUEUE_DEPTH);
+        std::thread::Builder::new()
+            .name("herdr-link-oplog".into())
+            .spawn(move || {
+                for (path, line) in rx {
+                    if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(&path) {
+                        let _ = f.write_all(line.as_bytes());
+                    }
+                }
+            })
+            .ok()?;
+        *slot = Some(tx);
+    }
+    slot.clone()
+}
+
+fn clip(arg: &str) -> String {
+    if arg.chars().count() <= MAX_ARG_CHARS {
+        arg.to_string()
+    } else {
+        let head: String = arg.chars().take(MAX_ARG_CHARS).collect();
+        format!("{head}…(+{} chars)", arg.chars().count() - MAX_ARG_CHARS)
+    }
+}
+
+/// One finished operation, as the log records it.
+pub struct Entry<'a> {
+    /// Host session key.
+    pub session: &'a str,
+    /// Canonical tool name.
+    pub tool: &'a str,
+    /// Gateway action, if any.
+    pub action: Option<&'a str>,
+    /// Herdr calls made, in order.
+    pub calls: &'a [CallTrace],
+    /// `ok`, a Link code, or `INVALID_REQUEST`.
+    pub code: &'a str,
+    /// Internal detail (may contain ids and raw CLI text).
+    pub detail: &'a str,
+    /// Wall time of the whole operation.
+    pub elapsed: Duration,
+}
+
+/// Appends `entry` to the log named by `HERDR_LINK_LOG`, if set. Never blocks, never fails.
+pub fn record(entry: &Entry<'_>) {
+    let Some(path) = std::env::var_os("HERDR_LINK_LOG").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let calls: Vec<Value> = entry
+        .calls
+        .iter()
+        .map(|c| {
+            json!({
+                "argv": c.argv.iter().map(|a| clip(a)).collect::<Vec<_>>(),
+                "outcome": c.outcome,
+                "ms": c.duration.as_secs_f64() * 1000.0,
+            })
+        })
+        .collect();
+    let line = json!({
+        "ts": now.as_secs_f64(),
+        "session": entry.session,
+        "tool": entry.tool,
+        "action": entry.action,
+        "code": entry.code,
+        "detail": entry.detail,
+        "ms": entry.elapsed.as_secs_f64() * 1000.0,
+        "calls": calls,
+    })
+    .to_string()
+        + "\n";
+    let Some(tx) = sender() else {
+        DROPPED.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    match tx.try_send((path.to_string_lossy().into_owned(), line)) {
+        Ok(()) => {}
+        Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+            DROPPED.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}

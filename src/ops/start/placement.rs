@@ -1,0 +1,106 @@
+//! Link-managed placement: a new focus-free tab, or a sibling pane split from an anchor agent.
+//! Each allocation knows how to undo exactly what it created.
+
+use crate::error::LinkError;
+use crate::herdr::records::{created_tab_id, pane_list, PaneRecord};
+use crate::herdr::Herdr;
+use crate::identity::{same_workspace, target_context};
+
+/// What this start created, and the pane to launch in.
+pub struct Allocation {
+    /// The pane `agent start` runs in.
+    pub pane_id: String,
+    undo: Undo,
+}
+
+enum Undo {
+    CloseTab(String),
+    ClosePane(String),
+}
+
+impl Allocation {
+    /// Best-effort: close exactly the tab or pane this call created; errors are swallowed so the
+    /// primary error stays the one reported.
+    pub fn roll_back(&self, herdr: &Herdr) {
+        let _ = match &self.undo {
+            Undo::CloseTab(tab) => herdr.tab_close(tab),
+            Undo::ClosePane(pane) => herdr.pane_close(pane),
+        };
+    }
+}
+
+/// `tab create` in the caller's live workspace, then the new tab's single root pane from a fresh
+/// `pane list` (the create response's `root_pane` is not trusted).
+pub fn new_tab(
+    herdr: &Herdr,
+    workspace: &str,
+    cwd: &str,
+    label: Option<&str>,
+) -> Result<Allocation, LinkError> {
+    if workspace.is_empty() {
+        return Err(LinkError::StartFailed(
+            "caller reported no workspace".into(),
+        ));
+    }
+    let created = herdr
+        .tab_create(workspace, cwd, label)
+        .map_err(|f| f.classify(LinkError::StartFailed))?;
+    let tab = created_tab_id(&created)
+        .ok_or_else(|| LinkError::StartFailed("created tab reported no tab id".into()))?;
+    let root = herdr
+        .pane_list(workspace)
+        .map_err(|f| f.classify(LinkError::StartFailed))
+        .and_then(|list| {
+            let mut roots: Vec<String> = pane_list(&list)
+                .into_iter()
+                .filter(|p| p.tab_id.as_deref() == Some(tab.as_str()))
+                .filter_map(|p| p.pane_id)
+                .collect();
+            if roots.len() == 1 {
+                Ok(roots.remove(0))
+            } else {
+                Err(LinkError::StartFailed(format!(
+                    "created tab {tab} must contain exactly one root pane, found {}",
+                    roots.len()
+                )))
+            }
+        });
+    match root {
+        Ok(pane_id) => Ok(Allocation {
+            pane_id,
+            undo: Undo::CloseTab(tab),
+        }),
+        Err(e) => {
+            let _ = herdr.tab_close(&tab);
+            Err(e)
+        }
+    }
+}
+
+/// Splits the anchor agent's pane to the right, inheriting the anchor's live cwd. The anchor must
+/// be in the caller's workspace by both its agent record and its pane record.
+pub fn with_anchor(herdr: &Herdr, workspace: &str, anchor: &str) -> Result<Allocation, LinkError> {
+    let anchor = target_context(herdr, anchor)?;
+    same_workspace(workspace, &anchor.workspace_id)?;
+    if anchor.pane_id.is_empty() {
+        return Err(LinkError::PeerNotFound("anchor reported no pane".into()));
+    }
+    let pane = herdr
+        .pane_get(&anchor.pane_id)
+        .map_err(|f| f.classify(LinkError::StartFailed))?;
+    let pane = PaneRecord::from_response(&pane).unwrap_or_default();
+    same_workspace(workspace, pane.workspace_id.as_deref().unwrap_or(""))?;
+    let cwd = pane.cwd.ok_or_else(|| {
+        LinkError::StartFailed(format!("anchor pane {} reported no cwd", anchor.pane_id))
+    })?;
+    let split = herdr
+        .pane_split(&anchor.pane_id, &cwd)
+        .map_err(|f| f.classify(LinkError::StartFailed))?;
+    let pane_id = PaneRecord::from_response(&split)
+        .and_then(|p| p.pane_id)
+        .ok_or_else(|| LinkError::StartFailed("pane split returned no created pane id".into()))?;
+    Ok(Allocation {
+        undo: Undo::ClosePane(pane_id.clone()),
+        pane_id,
+    })
+}

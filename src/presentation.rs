@@ -1,0 +1,409 @@
+//! The model-visible surface for every host: each tool's name, description and JSON Schema, and
+//! the Contract text, per presentation style (PROTOCOL §4.6, §6). Hosts take tool definitions
+//! from here and nowhere else. Pure: the caller says whether the gate is open and the session
+//! active.
+
+use serde_json::{json, Value};
+
+use crate::protocol::{
+    CONTRACT, GATEWAY, START_DESCRIPTION, TIER1, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START,
+};
+
+/// How a host shows Link to its model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// True deferred tools (Pi): five registered tools, Tier 1 enabled on activation.
+    Deferred,
+    /// Single-gateway dispatch (OpenCode): one `herdr_link` tool with `action`.
+    Gateway,
+    /// Shared MCP (Claude Code, Codex, AGY): listChanged first, gateway dispatch as fallback.
+    Mcp,
+}
+
+impl Style {
+    /// Parses `deferred` | `gateway` | `mcp`.
+    pub fn parse(s: &str) -> Option<Style> {
+        match s {
+            "deferred" => Some(Style::Deferred),
+            "gateway" => Some(Style::Gateway),
+            "mcp" => Some(Style::Mcp),
+            _ => None,
+        }
+    }
+}
+
+/// Which state to present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// The environment gate is closed: nothing at all.
+    Outside,
+    /// A dormant session.
+    Dormant,
+    /// An active session.
+    Active,
+}
+
+/// One tool definition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    /// Canonical name.
+    pub name: &'static str,
+    /// Model-facing description.
+    pub description: String,
+    /// JSON Schema of the input object.
+    pub input_schema: Value,
+}
+
+impl Tool {
+    /// As `{"name","description","input_schema"}`.
+    pub fn to_json(&self) -> Value {
+        json!({"name": self.name, "description": self.description, "input_schema": self.input_schema})
+    }
+}
+
+/// Appended to every MCP Tier 1 description and to the active MCP gateway.
+pub const NORMAL_MESSAGING_RULE: &str =
+    "For normal inter-agent messaging use Herdr Link, not the raw Herdr CLI, pane ids or terminal input.";
+
+const WHEN: &str = "Use it only when the user explicitly asks to use Herdr or when handling an inbound Herdr Link message (a text whose first line begins with [herdr-link/1]).";
+
+const PEERS_DESCRIPTION: &str = "List the live, named agents of this Herdr workspace and their advisory state (idle, working, blocked, done, unknown). Use it only to discover or recover an address: a peer's state never proves that its work is complete.";
+
+const SEND_DESCRIPTION: &str = "Send a Herdr Link message, or an ordinary reply, to an agent by its Agent Name. \"sent\" is delivery only: do not wait or poll for an answer; end this turn, and the reply arrives as an inbound Herdr Link message.";
+
+const CLOSE_DESCRIPTION: &str = "Close the pane of the explicitly named agent. The caller owns the lifecycle decision; Herdr Link only performs the close. Call it as a standalone later tool step, after any earlier Herdr Link operation has completed. Closing sends no message.";
+
+fn start_description() -> String {
+    format!(
+        "{START_DESCRIPTION} Give the new agent's name and exactly one launch source: config_agent (an entry of the project's .agents/agent_config.json) or kind plus args (the complete launch arguments). Optionally with (open it beside that agent, in its directory) or cwd (directory of the new tab); never both. Returns when Herdr has accepted the start."
+    )
+}
+
+fn string(description: &str) -> Value {
+    json!({"type": "string", "description": description})
+}
+
+fn strings(description: &str) -> Value {
+    json!({"type": "array", "items": {"type": "string"}, "description": description})
+}
+
+fn start_properties() -> serde_json::Map<String, Value> {
+    let mut p = serde_json::Map::new();
+    p.insert("name".into(), string("Agent Name for the new agent."));
+    p.insert(
+        "with".into(),
+        string("Open the new agent beside this agent, in its working directory. Not with cwd."),
+    );
+    p.insert(
+        "cwd".into(),
+        string("Working directory of the new tab; relative paths start at the project directory."),
+    );
+    p.insert(
+        "config_agent".into(),
+        string("Entry of .agents/agent_config.json to launch. Not with kind/args."),
+    );
+    p.insert(
+        "kind".into(),
+        string("Agent kind for an explicit start (for example pi, claude, codex)."),
+    );
+    p.insert(
+        "args".into(),
+        strings("Complete agent arguments for an explicit start (may be empty)."),
+    );
+    p
+}
+
+fn start_tool() -> Tool {
+    Tool {
+        name: TOOL_START,
+        description: start_description(),
+        input_schema: json!({"type": "object", "properties": start_properties(), "required": ["name"]}),
+    }
+}
+
+fn peers_tool() -> Tool {
+    Tool {
+        name: TOOL_PEERS,
+        description: PEERS_DESCRIPTION.into(),
+        input_schema: json!({"type": "object", "properties": {}}),
+    }
+}
+
+fn send_tool() -> Tool {
+    Tool {
+        name: TOOL_SEND,
+        description: SEND_DESCRIPTION.into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "to": string("Agent Name of the recipient; for a reply, the inbound message's \"from\"."),
+                "message": string("Message payload (text; may carry JSON or YAML).")
+            },
+            "required": ["to", "message"]
+        }),
+    }
+}
+
+fn close_tool() -> Tool {
+    Tool {
+        name: TOOL_CLOSE,
+        description: CLOSE_DESCRIPTION.into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {"agent": string("Agent Name whose pane to close.")},
+            "required": ["agent"]
+        }),
+    }
+}
+
+fn tier1() -> [Tool; 4] {
+    [start_tool(), peers_tool(), send_tool(), close_tool()]
+}
+
+fn deferred_gateway() -> Tool {
+    Tool {
+        name: GATEWAY,
+        description: format!(
+            "Herdr Link gateway: the channel to the other agents of this Herdr workspace. {WHEN} Call it once with empty arguments {{}} to activate Herdr Link for this session; that enables {}.",
+            tier1_list()
+        ),
+        input_schema: json!({"type": "object", "properties": {}}),
+    }
+}
+
+fn tier1_list() -> String {
+    format!("{}, {}, {} and {}", TIER1[0], TIER1[1], TIER1[2], TIER1[3])
+}
+
+const DISPATCH_EXAMPLES: &str = r#"{"action":"start","arguments":{...}}, {"action":"peers"}, {"action":"send","arguments":{"to":...,"message":...}} or {"action":"close","arguments":{"agent":...}}"#;
+
+fn mcp_gateway(active: bool) -> Tool {
+    let mut description = format!(
+        "Herdr Link gateway: the channel to the other agents of this Herdr workspace. {WHEN} It starts dormant: call it once with {{}} to activate it for this session; the server then announces {} through notifications/tools/list_changed. If your tool list does not refresh, keep using this gateway: {DISPATCH_EXAMPLES}.",
+        tier1_list()
+    );
+    if active {
+        description.push(' ');
+        description.push_str(NORMAL_MESSAGING_RULE);
+    }
+    Tool {
+        name: GATEWAY,
+        description,
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "action": {
+                    "type": "string",
+                    "enum": ["activate", "start", "peers", "send", "close"],
+                    "description": "Capability to run; omit it (or call with {}) to activate."
+                },
+                "arguments": {
+                    "type": "object",
+                    "description": "Input object of the dispatched capability, as the matching herdr_link_* tool takes it (ignored for activation)."
+                }
+            }
+        }),
+    }
+}
+
+fn dispatcher() -> Tool {
+    let mut props = serde_json::Map::new();
+    props.insert(
+        "action".into(),
+        json!({
+            "type": "string",
+            "enum": ["start", "peers", "send", "close"],
+            "description": "Capability to run; omit it (call with {}) to activate Herdr Link."
+        }),
+    );
+    props.insert("to".into(), string("send: Agent Name of the recipient."));
+    props.insert("message".into(), string("send: message payload."));
+    props.insert(
+        "agent".into(),
+        string("close: Agent Name whose pane to close."),
+    );
+    for (k, v) in start_properties() {
+        let d = v["description"].as_str().unwrap_or_default().to_string();
+        let mut v = v.clone();
+        v["description"] = Value::String(format!("start: {d}"));
+        props.insert(k, v);
+    }
+    Tool {
+        name: GATEWAY,
+        description: format!(
+            "Herdr Link (herdr-link/1): the channel to the other agents of this Herdr workspace. {WHEN} Call it once with {{}} to activate it for this session. Then choose an action: \"start\" (name plus config_agent, or kind plus args; optional with or cwd, never both), \"peers\", \"send\" (to and message; also for replies) or \"close\" (agent). Close is a standalone later tool step that only closes: the caller owns the lifecycle decision, and closing sends no message."
+        ),
+        input_schema: json!({"type": "object", "properties": props}),
+    }
+}
+
+/// The appendix the single-gateway style adds to the Contract.
+fn gateway_appendix() -> String {
+    format!(
+        "In this runtime every active capability goes through the single herdr_link gateway tool, chosen by its action argument:\n\
+         - action \"start\": {START_DESCRIPTION} Needs name plus config_agent, or kind plus args; optional with or cwd.\n\
+         - action \"peers\": list the live same-workspace Agent Names (discovery or recovery only).\n\
+         - action \"send\" with to and message: deliver a message or an ordinary reply.\n\
+         - action \"close\" with agent: {CLOSE_DESCRIPTION}\n\
+         Where the rules above name {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call herdr_link with action send, peers or close."
+    )
+}
+
+/// The appendix the MCP style adds to the Contract, for hosts that prefix tool names with
+/// `mcp__<namespace>__`.
+pub fn mcp_appendix(namespace: &str) -> String {
+    let prefixed = |t: &str| format!("mcp__{namespace}__{t}");
+    let mut s = format!(
+        "Herdr Link starts dormant: only {gw} is listed. Call it once with {{}}; the host then receives notifications/tools/list_changed. If the host did not refresh its tools, keep dispatching through {gw}: {DISPATCH_EXAMPLES}.\n\
+         - start: {START_DESCRIPTION}\n\
+         The tools are presented under MCP-prefixed names (the canonical name is always the suffix):",
+        gw = prefixed(GATEWAY)
+    );
+    for t in TIER1 {
+        s.push_str(&format!("\n- {t} -> {}", prefixed(t)));
+    }
+    s
+}
+
+/// The tools a host shows for `style` in `view`; with `catalog`, every tool the style can ever
+/// show (for hosts that must register everything up front), unless the gate is closed.
+pub fn tools(style: Style, view: View, catalog: bool) -> Vec<Tool> {
+    let active = match view {
+        View::Outside => return Vec::new(),
+        View::Dormant => catalog,
+        View::Active => true,
+    };
+    match style {
+        Style::Deferred => {
+            let mut all = vec![deferred_gateway()];
+            if active {
+                all.extend(tier1());
+            }
+            all
+        }
+        Style::Gateway => vec![dispatcher()],
+        Style::Mcp => {
+            let mut all = vec![mcp_gateway(active)];
+            if active {
+                all.extend(tier1().into_iter().map(|mut t| {
+                    t.description = format!("{} {NORMAL_MESSAGING_RULE}", t.description);
+                    t
+                }));
+            }
+            all
+        }
+    }
+}
+
+/// The Contract text a host injects, or `None` while dormant (or outside Herdr).
+pub fn contract(style: Style, view: View) -> Option<String> {
+    if view != View::Active {
+        return None;
+    }
+    Some(match style {
+        Style::Deferred => CONTRACT.to_string(),
+        Style::Gateway => format!("{CONTRACT}\n\n{}", gateway_appendix()),
+        Style::Mcp => format!("{CONTRACT}\n\n{}", mcp_appendix("herdr_link")),
+    })
+}
+
+/// The whole presentation document `{"tools":[...],"contract":...}`.
+pub fn document(style: Style, view: View, catalog: bool) -> Value {
+    let tools: Vec<Value> = tools(style, view, catalog)
+        .iter()
+        .map(Tool::to_json)
+        .collect();
+    json!({"tools": tools, "contract": contract(style, view)})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(style: Style, view: View, catalog: bool) -> Vec<&'static str> {
+        tools(style, view, catalog).iter().map(|t| t.name).collect()
+    }
+
+    #[test]
+    fn surfaces_per_state() {
+        for s in [Style::Deferred, Style::Gateway, Style::Mcp] {
+            assert!(tools(s, View::Outside, true).is_empty());
+            assert_eq!(contract(s, View::Dormant), None);
+            assert!(contract(s, View::Active).unwrap().starts_with(CONTRACT));
+        }
+        assert_eq!(names(Style::Deferred, View::Dormant, false), [GATEWAY]);
+        assert_eq!(
+            names(Style::Deferred, View::Active, false),
+            [GATEWAY, TOOL_START, TOOL_PEERS, TOOL_SEND, TOOL_CLOSE]
+        );
+        assert_eq!(names(Style::Deferred, View::Dormant, true).len(), 5);
+        assert_eq!(names(Style::Gateway, View::Active, false), [GATEWAY]);
+        assert_eq!(names(Style::Mcp, View::Dormant, false), [GATEWAY]);
+        assert_eq!(names(Style::Mcp, View::Active, false).len(), 5);
+        assert_eq!(contract(Style::Deferred, View::Active).unwrap(), CONTRACT);
+    }
+
+    #[test]
+    fn descriptions_carry_the_rules() {
+        let dormant = &tools(Style::Mcp, View::Dormant, false)[0];
+        assert!(!dormant.description.contains(NORMAL_MESSAGING_RULE));
+        for t in tools(Style::Mcp, View::Active, false) {
+            assert!(t.description.ends_with(NORMAL_MESSAGING_RULE), "{}", t.name);
+        }
+        let close = close_tool().description;
+        for f in [
+            "later tool step",
+            "caller owns the lifecycle decision",
+            "Closing sends no message",
+        ] {
+            assert!(close.contains(f));
+        }
+        for t in tools(Style::Deferred, View::Active, false)
+            .into_iter()
+            .chain(tools(Style::Gateway, View::Active, false))
+            .chain(tools(Style::Mcp, View::Active, false))
+        {
+            let lower = t.description.to_lowercase();
+            assert!(!lower.contains("final message") && !lower.contains("send first"));
+        }
+        assert!(start_tool().description.starts_with(START_DESCRIPTION));
+        let send = send_tool().input_schema;
+        let keys: Vec<_> = send["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["to", "message"]);
+        assert!(start_tool().input_schema["properties"]
+            .get("pane")
+            .is_none());
+        let gw = contract(Style::Gateway, View::Active).unwrap();
+        assert!(gw.contains("single herdr_link gateway"));
+        let mcp = contract(Style::Mcp, View::Active).unwrap();
+        for t in TIER1 {
+            assert!(mcp.contains(&format!("mcp__herdr_link__{t}")));
+        }
+    }
+
+    #[test]
+    fn dispatcher_schema_order() {
+        let d = dispatcher();
+        let keys: Vec<_> = d.input_schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "action",
+                "to",
+                "message",
+                "agent",
+                "name",
+                "with",
+                "cwd",
+                "config_agent",
+                "kind",
+                "args"
+            ]
+        );
+    }
+}

@@ -1,0 +1,367 @@
+//! One tool call, end to end: parse the request, apply the environment gate, activate the session,
+//! route the tool (or gateway action) to its operation, and render the response. Every host goes
+//! through here: the C ABI with JSON text, the MCP server with parsed values.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::{json, Map, Value};
+
+use crate::env;
+use crate::error::{LinkError, Operation};
+use crate::herdr::Herdr;
+use crate::oplog;
+use crate::ops;
+use crate::protocol::{CAPABILITIES, GATEWAY, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START};
+use crate::session;
+
+/// Why a call did not produce a result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// A Link failure (one of the ten codes).
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    /// The host sent something malformed; not a Link code.
+    #[error("INVALID_REQUEST: {0}")]
+    InvalidRequest(String),
+}
+
+impl CallError {
+    /// The code: a Link code or `INVALID_REQUEST`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CallError::Link(e) => e.code(),
+            CallError::InvalidRequest(_) => "INVALID_REQUEST",
+        }
+    }
+
+    /// The text a model (or host programmer) sees: `CODE: reason`. For Link errors the reason
+    /// is the fixed one; for INVALID_REQUEST it says what is wrong with the request.
+    pub fn message(&self) -> String {
+        match self {
+            CallError::Link(e) => e.agent_text(),
+            CallError::InvalidRequest(d) => format!("INVALID_REQUEST: {d}"),
+        }
+    }
+}
+
+/// The result of one call plus the session's activation state after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The operation's result or its error.
+    pub result: Result<Value, CallError>,
+    /// Whether the session is active after the call.
+    pub active: bool,
+    /// True only on the call that moved the session from dormant to active.
+    pub tools_changed: bool,
+}
+
+impl Outcome {
+    /// The C ABI response document.
+    pub fn to_json(&self) -> Value {
+        match &self.result {
+            Ok(v) => {
+                json!({"ok": true, "result": v, "active": self.active, "tools_changed": self.tools_changed})
+            }
+            Err(e) => json!({
+                "ok": false,
+                "error": {"code": e.code(), "message": e.message()},
+                "active": self.active,
+                "tools_changed": self.tools_changed,
+            }),
+        }
+    }
+}
+
+/// The gateway's activation result.
+pub fn activation_result() -> Value {
+    json!({"status": "active", "capabilities": CAPABILITIES})
+}
+
+fn operation_of(tool: &str) -> Option<Operation> {
+    match tool {
+        TOOL_START => Some(Operation::Start),
+        TOOL_PEERS => Some(Operation::Peers),
+        TOOL_SEND => Some(Operation::Send),
+        TOOL_CLOSE => Some(Operation::Close),
+        _ => None,
+    }
+}
+
+fn operation_of_action(action: &str) -> Option<Operation> {
+    match action {
+        "start" => Some(Operation::Start),
+        "peers" => Some(Operation::Peers),
+        "send" => Some(Operation::Send),
+        "close" => Some(Operation::Close),
+        _ => None,
+    }
+}
+
+/// What a call will do once the gate and activation are settled.
+enum Route {
+    Activate,
+    Run(Operation, Map<String, Value>),
+}
+
+/// Decides the route from the tool name and input, before anything else happens, so a malformed
+/// request never activates a session or touches Herdr.
+fn route(tool: &str, input: &Map<String, Value>) -> Result<(Route, Option<String>), CallError> {
+    if tool == GATEWAY {
+        let action = match input.get("action") {
+            None => return Ok((Route::Activate, None)),
+            Some(Value::String(a)) if a == "activate" => {
+                return Ok((Route::Activate, Some(a.clone())))
+            }
+            Some(Value::String(a)) => a.clone(),
+            Some(other) => {
+                return Err(CallError::InvalidRequest(format!(
+                    "gateway action must be a string, got {other}"
+                )))
+            }
+        };
+        let op = operation_of_action(&action).ok_or_else(|| {
+            CallError::InvalidRequest(format!(
+                "unknown gateway action {action:?}; use start, peers, send or close, or omit action to activate"
+            ))
+        })?;
+        let args = match input.get("arguments") {
+            Some(Value::Object(a)) => a.clone(),
+            Some(_) => {
+                return Err(CallError::InvalidRequest(
+                    "gateway arguments must be an object".into(),
+                ))
+            }
+            None => {
+                let mut a = input.clone();
+                a.remove("action");
+                a
+            }
+        };
+        return Ok((Route::Run(op, args), Some(action)));
+    }
+    let op = operation_of(tool).ok_or_else(|| {
+        CallError::InvalidRequest(format!(
+            "unknown tool {tool:?}; use herdr_link, herdr_link_start, herdr_link_peers, herdr_link_send or herdr_link_close"
+        ))
+    })?;
+    Ok((Route::Run(op, input.clone()), None))
+}
+
+/// Runs one tool call for `session`. `context_dir` locates the start config (default: the
+/// process working directory).
+pub fn call(
+    session: &str,
+    tool: &str,
+    input: &Map<String, Value>,
+    context_dir: Option<&Path>,
+) -> Outcome {
+    let started = Instant::now();
+    let (route, action) = match route(tool, input) {
+        Ok(r) => r,
+        Err(e) => {
+            return Outcome {
+                result: Err(e),
+                active: session::is_active(session),
+                tools_changed: false,
+            }
+        }
+    };
+    let Some(herdr_env) = env::gate() else {
+        let e = LinkError::NotInHerdr(
+            "HERDR_ENV=1, HERDR_BIN_PATH and HERDR_PANE_ID are required".into(),
+        );
+        log(
+            session,
+            tool,
+            action.as_deref(),
+            &[],
+            Err(&e.clone().into()),
+            started,
+        );
+        return Outcome {
+            result: Err(e.into()),
+            active: session::is_active(session),
+            tools_changed: false,
+        };
+    };
+    let tools_changed = session::activate(session);
+    let herdr = Herdr::new(&herdr_env);
+    let result = match route {
+        Route::Activate => Ok(activation_result()),
+        Route::Run(op, args) => {
+            run(op, &herdr, &herdr_env.pane_id, &args, context_dir).map_err(CallError::from)
+        }
+    };
+    let trace = herdr.take_trace();
+    log(
+        session,
+        tool,
+        action.as_deref(),
+        &trace,
+        result.as_ref(),
+        started,
+    );
+    Outcome {
+        result,
+        active: true,
+        tools_changed,
+    }
+}
+
+fn log(
+    session: &str,
+    tool: &str,
+    action: Option<&str>,
+    calls: &[crate::herdr::CallTrace],
+    result: Result<&Value, &CallError>,
+    started: Instant,
+) {
+    let (code, detail) = match result {
+        Ok(_) => ("ok", String::new()),
+        Err(CallError::Link(e)) => (e.code(), e.detail().to_string()),
+        Err(e @ CallError::InvalidRequest(d)) => (e.code(), d.clone()),
+    };
+    oplog::record(&oplog::Entry {
+        session,
+        tool,
+        action,
+        calls,
+        code,
+        detail: &detail,
+        elapsed: started.elapsed(),
+    });
+}
+
+fn str_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+fn run(
+    op: Operation,
+    herdr: &Herdr,
+    pane: &str,
+    args: &Map<String, Value>,
+    context_dir: Option<&Path>,
+) -> Result<Value, LinkError> {
+    match op {
+        Operation::Peers => ops::peers::peers(herdr, pane),
+        Operation::Send => {
+            let to = str_arg(args, "to")
+                .ok_or_else(|| LinkError::PeerNotFound("`to` is missing or not a string".into()))?;
+            let message = str_arg(args, "message").ok_or_else(|| {
+                LinkError::SendFailed("`message` is missing or not a string".into())
+            })?;
+            ops::send::send(herdr, pane, to, message)
+        }
+        Operation::Close => {
+            let agent = str_arg(args, "agent").ok_or_else(|| {
+                LinkError::PeerNotFound("`agent` is missing or not a string".into())
+            })?;
+            ops::close::close(herdr, pane, agent)
+        }
+        Operation::Start => {
+            let dir = context_dir
+                .map(Path::to_path_buf)
+                .or_else(|| std::env::current_dir().ok())
+                .unwrap_or_else(|| PathBuf::from("/"));
+            ops::start::start(herdr, pane, args, &dir)
+        }
+    }
+}
+
+/// The C ABI request `{"session","tool","input","context_dir"}` as text in, response JSON out.
+pub fn call_json(request: &str) -> Value {
+    match parse_request(request) {
+        Ok((session, tool, input, dir)) => call(&session, &tool, &input, dir.as_deref()).to_json(),
+        Err(e) => Outcome {
+            result: Err(e),
+            active: false,
+            tools_changed: false,
+        }
+        .to_json(),
+    }
+}
+
+type Parsed = (String, String, Map<String, Value>, Option<PathBuf>);
+
+fn parse_request(request: &str) -> Result<Parsed, CallError> {
+    let bad = |m: &str| CallError::InvalidRequest(m.to_string());
+    let value: Value =
+        serde_json::from_str(request).map_err(|e| bad(&format!("request is not JSON: {e}")))?;
+    let obj = value
+        .as_object()
+        .ok_or_else(|| bad("request must be a JSON object"))?;
+    let session = obj
+        .get("session")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| bad("`session` must be a non-empty string"))?;
+    let tool = obj
+        .get("tool")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("`tool` must be a string"))?;
+    let input = match obj.get("input") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(m)) => m.clone(),
+        Some(_) => return Err(bad("`input` must be a JSON object")),
+    };
+    let dir = match obj.get("context_dir") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(d)) if !d.trim().is_empty() => {
+            let p = PathBuf::from(d);
+            Some(if p.is_absolute() {
+                p
+            } else {
+                std::env::current_dir().map(|c| c.join(&p)).unwrap_or(p)
+            })
+        }
+        Some(_) => return Err(bad("`context_dir` must be a non-empty string")),
+    };
+    Ok((session.to_string(), tool.to_string(), input, dir))
+}
+
+/// The `hl_presentation` request `{"session","style","view"?}` as text in, document out.
+pub fn presentation_json(request: &str) -> Value {
+    use crate::presentation::{document, Style, View};
+    let parsed = (|| {
+        let value: Value =
+            serde_json::from_str(request).map_err(|e| format!("request is not JSON: {e}"))?;
+        let obj = value.as_object().ok_or("request must be a JSON object")?;
+        let session = obj
+            .get("session")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .ok_or("`session` must be a non-empty string")?
+            .to_string();
+        let style = obj
+            .get("style")
+            .and_then(Value::as_str)
+            .and_then(Style::parse)
+            .ok_or("`style` must be \"deferred\", \"gateway\" or \"mcp\"")?;
+        let catalog = match obj.get("view") {
+            None | Some(Value::Null) => false,
+            Some(Value::String(v)) if v == "catalog" => true,
+            Some(Value::String(v)) if v == "session" => false,
+            Some(_) => return Err("`view` must be \"catalog\" or \"session\"".to_string()),
+        };
+        Ok::<_, String>((session, style, catalog))
+    })();
+    match parsed {
+        Ok((session, style, catalog)) => {
+            let view = if env::gate().is_none() {
+                View::Outside
+            } else if session::is_active(&session) {
+                View::Active
+            } else {
+                View::Dormant
+            };
+            document(style, view, catalog)
+        }
+        Err(m) => json!({
+            "tools": [],
+            "contract": null,
+            "error": {"code": "INVALID_REQUEST", "message": format!("INVALID_REQUEST: {m}")},
+        }),
+    }
+}
