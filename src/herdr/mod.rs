@@ -178,6 +178,22 @@ impl Herdr {
         self.run(&["tab", "close", tab], self.timeout)
     }
 
+    /// `--version`, for the operator's `doctor` only: the first line of stdout (e.g.
+    /// `herdr 0.8.0`).
+    pub fn version(&self) -> Result<String, CliFailure> {
+        let f = process::run(&self.bin, &["--version"], self.timeout)
+            .map_err(|e| CliFailure::Transport(format!("herdr --version: {e}")))?;
+        let out = String::from_utf8_lossy(&f.stdout);
+        match (f.exit, out.lines().next()) {
+            (Exit::Code(0), Some(line)) if !line.trim().is_empty() => Ok(line.trim().to_string()),
+            _ => Err(CliFailure::Transport(format!(
+                "herdr --version ended with {:?} and printed {:?}",
+                f.exit,
+                out.trim()
+            ))),
+        }
+    }
+
     fn run(&self, args: &[&str], limit: Duration) -> Result<Value, CliFailure> {
         let started = Instant::now();
         let result = process::run(&self.bin, args, limit);
