@@ -28,7 +28,7 @@ unsafe fn text<'a>(p: *const c_char, what: &str) -> Result<&'a str, String> {
         .map_err(|_| format!("{what} is not valid UTF-8"))
 }
 
-/// Hands a JSON document to the host as a string it must release with [`hl_free`].
+/// Hands a JSON document to the host as a string it must release with `hl_free`.
 fn give(v: &Value) -> *mut c_char {
     // serde_json escapes every control character, so the text holds no NUL.
     CString::new(v.to_string())
@@ -116,7 +116,7 @@ pub unsafe extern "C" fn hl_session_end(session: *const c_char) {
 /// Runs one tool call. `request_json` is
 /// `{"session":S,"tool":T,"input":{...},"context_dir":"/abs/dir"}`; the answer is always a JSON
 /// document (`{"ok":true,"result",...}` or `{"ok":false,"error":{"code","message"},...}`) that
-/// the caller releases with [`hl_free`].
+/// the caller releases with `hl_free`.
 ///
 /// # Safety
 /// `request_json` is NULL or a valid NUL-terminated string.
@@ -151,7 +151,7 @@ pub unsafe extern "C" fn hl_is_active(session: *const c_char) -> i32 {
 
 /// Judges a Bash command of `session`: 0 allow, 1 block, 2 block and end the turn. Dormant,
 /// unknown or unreadable sessions always get 0. When `reason_out` is not NULL it receives the
-/// reason string on 1/2 (release it with [`hl_free`]) and NULL on 0. An invalid-UTF-8 command is
+/// reason string on 1/2 (release it with `hl_free`) and NULL on 0. An invalid-UTF-8 command is
 /// judged on its lossy text.
 ///
 /// # Safety
@@ -192,7 +192,7 @@ pub unsafe extern "C" fn hl_bash_guard(
 
 /// The model-visible surface now: `{"session":S,"style":"deferred"|"gateway"|"mcp","view":
 /// "catalog"?}` → `{"tools":[{"name","description","input_schema"}],"contract":string|null}`.
-/// Release the result with [`hl_free`].
+/// Release the result with `hl_free`.
 ///
 /// # Safety
 /// `request_json` is NULL or a valid NUL-terminated string.
