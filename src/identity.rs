@@ -7,7 +7,7 @@ use std::sync::{Arc, Condvar, LazyLock, Mutex};
 use std::time::Duration;
 
 use crate::error::LinkError;
-use crate::herdr::records::AgentRecord;
+use crate::herdr::records::{AgentRecord, PaneRecord};
 use crate::herdr::{CliFailure, Herdr};
 use crate::protocol::{is_valid_agent_name, new_bootstrap_name, AgentState};
 
@@ -54,14 +54,34 @@ pub fn same_workspace(a: &str, b: &str) -> Result<(), LinkError> {
     Ok(())
 }
 
-/// Reads the caller's record (`agent get $HERDR_PANE_ID`), retrying only while Herdr has not
-/// detected the occupant yet (`agent_not_found`).
-fn probe_self(herdr: &Herdr, pane: &str) -> Result<AgentRecord, LinkError> {
+/// The caller's current public pane id when `pane` is a stale alias (Herdr gives a pane a new id
+/// when it moves to another workspace and keeps the old one only as an alias, which `agent get`
+/// does not accept). `None` when the id is current or the pane is unknown.
+fn moved_pane(herdr: &Herdr, pane: &str) -> Option<String> {
+    let v = herdr.pane_get(pane).ok()?;
+    PaneRecord::from_response(&v)?
+        .pane_id
+        .filter(|current| current != pane)
+}
+
+/// Reads the caller's record (`agent get $HERDR_PANE_ID`). On `agent_not_found` it asks once
+/// whether the pane moved (then reads the record under the current id), and otherwise retries
+/// while Herdr has not detected the occupant yet. Returns the record and the pane id it used.
+fn probe_self(herdr: &Herdr, pane: &str) -> Result<(AgentRecord, String), LinkError> {
+    let mut pane = pane.to_string();
+    let mut asked_moved = false;
     let mut attempt = 1;
     loop {
-        match herdr.agent_get(pane) {
-            Ok(v) => return Ok(AgentRecord::from_response(&v).unwrap_or_default()),
+        match herdr.agent_get(&pane) {
+            Ok(v) => return Ok((AgentRecord::from_response(&v).unwrap_or_default(), pane)),
             Err(f) if f.is_code("agent_not_found") && attempt < READINESS_PROBES => {
+                if !asked_moved {
+                    asked_moved = true;
+                    if let Some(current) = moved_pane(herdr, &pane) {
+                        pane = current;
+                        continue;
+                    }
+                }
                 attempt += 1;
                 std::thread::sleep(READINESS_PAUSE);
             }
@@ -79,9 +99,9 @@ fn probe_self(herdr: &Herdr, pane: &str) -> Result<AgentRecord, LinkError> {
 
 /// Resolves the caller, giving it a bootstrap Agent Name first when it is live but unnamed.
 pub fn self_context(herdr: &Herdr, pane: &str) -> Result<SelfContext, LinkError> {
-    let mut record = probe_self(herdr, pane)?;
+    let (mut record, current) = probe_self(herdr, pane)?;
     if record.stable_name().is_none() && record.is_live() {
-        record = ensure_self_name(herdr, pane)?;
+        record = ensure_self_name(herdr, &current)?;
     }
     let name = record
         .stable_name()
@@ -90,16 +110,21 @@ pub fn self_context(herdr: &Herdr, pane: &str) -> Result<SelfContext, LinkError>
     Ok(SelfContext {
         name,
         workspace_id: record.workspace_id.unwrap_or_default(),
-        pane_id: record.pane_id.unwrap_or_else(|| pane.to_string()),
+        pane_id: record.pane_id.unwrap_or(current),
         state: record.state,
     })
 }
 
 /// The caller's workspace only, for close: no name needed, no bootstrap, no readiness retry.
 pub fn self_workspace(herdr: &Herdr, pane: &str) -> Result<String, LinkError> {
-    let v = herdr
-        .agent_get(pane)
-        .map_err(|f| f.classify(LinkError::NotInHerdr))?;
+    let v = match herdr.agent_get(pane) {
+        Err(f) if f.is_code("agent_not_found") => match moved_pane(herdr, pane) {
+            Some(current) => herdr.agent_get(&current),
+            None => Err(f),
+        },
+        other => other,
+    }
+    .map_err(|f| f.classify(LinkError::NotInHerdr))?;
     let record = AgentRecord::from_response(&v).unwrap_or_default();
     match record.workspace_id {
         Some(ws) if record.is_live() => Ok(ws),
@@ -198,7 +223,8 @@ pub fn ensure_self_name(herdr: &Herdr, pane: &str) -> Outcome {
 /// The bootstrap sequence itself: probe; keep a valid name; otherwise rename to a generated
 /// `hl-xxxxxxxx` (new name on `agent_name_taken`, up to three) and confirm by re-reading.
 fn bootstrap(herdr: &Herdr, pane: &str) -> Outcome {
-    let record = probe_self(herdr, pane)?;
+    let (record, pane) = probe_self(herdr, pane)?;
+    let pane = pane.as_str();
     if record.stable_name().is_some() {
         return Ok(record);
     }
@@ -211,7 +237,7 @@ fn bootstrap(herdr: &Herdr, pane: &str) -> Outcome {
         let name = new_bootstrap_name();
         match herdr.agent_rename(pane, &name) {
             Ok(_) => {
-                let confirmed = probe_self(herdr, pane)?;
+                let (confirmed, _) = probe_self(herdr, pane)?;
                 return match confirmed.stable_name() {
                     Some(_) => Ok(confirmed),
                     None => Err(LinkError::SelfUnnamed(

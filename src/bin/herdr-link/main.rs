@@ -1,0 +1,136 @@
+//! `herdr-link`: the Herdr Link MCP server for hosts that speak MCP instead of loading plugins
+//! (Claude Code, Codex, AGY), and the operator's `doctor`. Built directly on the `herdr_link`
+//! library; see docs/mcp.md for host wiring.
+
+mod doctor;
+mod mcp;
+mod transport;
+
+use std::path::PathBuf;
+
+const USAGE: &str = "usage:
+  herdr-link mcp [--context-dir DIR]   serve MCP over stdio (start's config is read under DIR,
+                                       default: the current directory)
+  herdr-link doctor [--pane PANE]      read-only diagnosis of the Herdr environment (exit 0 or 1)
+  herdr-link --version | --help";
+
+/// A parsed command line.
+#[derive(Debug, PartialEq, Eq)]
+enum Command {
+    Mcp { context_dir: Option<PathBuf> },
+    Doctor { pane: Option<String> },
+    Version,
+    Help,
+}
+
+fn parse(args: &[String]) -> Result<Command, String> {
+    let Some(first) = args.first() else {
+        return Err("missing command".into());
+    };
+    let rest = &args[1..];
+    let option = |flag: &str| -> Result<Option<String>, String> {
+        let inline = format!("{flag}=");
+        match rest {
+            [] => Ok(None),
+            [f] if f.starts_with(&inline) => Ok(Some(f[inline.len()..].to_string())),
+            [f] if f == flag => Err(format!("{flag} needs a value")),
+            [f, v] if f == flag => Ok(Some(v.clone())),
+            _ => Err(format!("unexpected arguments: {}", rest.join(" "))),
+        }
+    };
+    match first.as_str() {
+        "mcp" => Ok(Command::Mcp {
+            context_dir: option("--context-dir")?.map(PathBuf::from),
+        }),
+        "doctor" => Ok(Command::Doctor {
+            pane: option("--pane")?,
+        }),
+        "--version" | "-V" | "version" if rest.is_empty() => Ok(Command::Version),
+        "--help" | "-h" | "help" if rest.is_empty() => Ok(Command::Help),
+        other => Err(format!("unknown command: {other}")),
+    }
+}
+
+/// The context directory: `--context-dir` (relative to the working directory), else the
+/// working directory.
+fn context_dir(arg: Option<PathBuf>) -> Result<PathBuf, String> {
+    let cwd = std::env::current_dir();
+    let dir = match arg {
+        Some(d) if d.is_absolute() => d,
+        Some(d) => cwd
+            .map_err(|e| format!("cannot read the current directory: {e}"))?
+            .join(d),
+        None => return cwd.map_err(|e| format!("cannot read the current directory: {e}")),
+    };
+    if dir.is_dir() {
+        Ok(dir)
+    } else {
+        Err(format!("--context-dir {} is not a directory", dir.display()))
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let code = match parse(&args) {
+        Ok(Command::Mcp { context_dir: arg }) => match context_dir(arg) {
+            Ok(dir) => mcp::run(dir),
+            Err(e) => {
+                eprintln!("herdr-link: {e}");
+                2
+            }
+        },
+        Ok(Command::Doctor { pane }) => doctor::run(pane),
+        Ok(Command::Version) => {
+            println!("herdr-link {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            0
+        }
+        Err(e) => {
+            eprintln!("herdr-link: {e}\n{USAGE}");
+            2
+        }
+    };
+    std::process::exit(code);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Command, String> {
+        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn parses_commands() {
+        assert_eq!(p(&["mcp"]), Ok(Command::Mcp { context_dir: None }));
+        assert_eq!(
+            p(&["mcp", "--context-dir", "/x"]),
+            Ok(Command::Mcp {
+                context_dir: Some("/x".into())
+            })
+        );
+        assert_eq!(
+            p(&["mcp", "--context-dir=/y"]),
+            Ok(Command::Mcp {
+                context_dir: Some("/y".into())
+            })
+        );
+        assert!(p(&["mcp", "--context-dir"]).is_err());
+        assert!(p(&["mcp", "--bogus"]).is_err());
+        assert_eq!(p(&["doctor"]), Ok(Command::Doctor { pane: None }));
+        assert_eq!(
+            p(&["doctor", "--pane", "w1:p2"]),
+            Ok(Command::Doctor {
+                pane: Some("w1:p2".into())
+            })
+        );
+        assert_eq!(p(&["--version"]), Ok(Command::Version));
+        assert_eq!(p(&["-h"]), Ok(Command::Help));
+        assert!(p(&[]).is_err());
+        assert!(p(&["serve"]).is_err());
+    }
+}

@@ -1,0 +1,189 @@
+//! `herdr-link mcp`: the shared MCP presentation (PROTOCOL §6, "listChanged first + gateway
+//! fallback") served over stdio with rmcp on a single-threaded runtime.
+//!
+//! One stdio connection is one process, so the whole process uses one session key: activation
+//! lasts for the connection and ends with it. Tool calls run the core's blocking
+//! [`tools::call`] on tokio's blocking pool, so the runtime keeps reading, writing and
+//! answering pings meanwhile.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use herdr_link::herdr::Herdr;
+use herdr_link::presentation::{self, Style, View};
+use herdr_link::tools::{self, CallError};
+use herdr_link::{env, identity, session};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use crate::transport::LineTransport;
+
+/// The session key of this process's one connection.
+pub const SESSION: &str = "mcp";
+/// `serverInfo.name` (the host-side namespace is `herdr_link`, with an underscore).
+pub const SERVER_NAME: &str = "herdr-link";
+
+/// The Tier-0 hint sent as `instructions` inside Herdr (never the Contract).
+const HINT: &str = "Herdr Link gateway: activate it only when the user explicitly asks to use Herdr or when handling an inbound Herdr Link message.";
+
+/// The MCP handler: tool list and tool calls over the core library.
+#[derive(Debug, Clone)]
+pub struct LinkServer {
+    context_dir: Arc<PathBuf>,
+}
+
+impl LinkServer {
+    /// A server whose `herdr_link_start` reads `.agents/agent_config.json` under
+    /// `context_dir`.
+    pub fn new(context_dir: PathBuf) -> Self {
+        LinkServer {
+            context_dir: Arc::new(context_dir),
+        }
+    }
+}
+
+/// The view `tools/list` presents right now.
+pub fn current_view() -> View {
+    if env::gate().is_none() {
+        View::Outside
+    } else if session::is_active(SESSION) {
+        View::Active
+    } else {
+        View::Dormant
+    }
+}
+
+/// The MCP tool definitions for `view`.
+pub fn tool_list(view: View) -> Vec<Tool> {
+    presentation::tools(Style::Mcp, view, false)
+        .into_iter()
+        .map(|t| {
+            let schema = match t.input_schema {
+                serde_json::Value::Object(m) => m,
+                _ => serde_json::Map::new(),
+            };
+            Tool::new(t.name, t.description, Arc::new(schema))
+        })
+        .collect()
+}
+
+fn text_result(text: String, is_error: bool) -> CallToolResult {
+    let mut result = if is_error {
+        CallToolResult::error(vec![ContentBlock::text(text)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(text)])
+    };
+    if !is_error {
+        // A success carries only `content` (no `isError: false`).
+        result.is_error = None;
+    }
+    result
+}
+
+impl ServerHandler for LinkServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let config = ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            SERVER_NAME,
+            env!("CARGO_PKG_VERSION"),
+        ));
+        if env::gate().is_some() {
+            config.with_instructions(HINT)
+        } else {
+            config
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tool_list(current_view())))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.into_owned();
+        let input = request.arguments.unwrap_or_default();
+        let dir = self.context_dir.clone();
+        let outcome =
+            tokio::task::spawn_blocking(move || tools::call(SESSION, &name, &input, Some(&dir)))
+                .await
+                .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
+        if outcome.tools_changed {
+            // Written and flushed before this returns, so the host sees it before the response.
+            let _ = context.peer.notify_tool_list_changed().await;
+        }
+        match outcome.result {
+            Ok(value) => Ok(text_result(value.to_string(), false).into()),
+            Err(e @ CallError::Link(_)) => Ok(text_result(e.message(), true).into()),
+            Err(e @ CallError::InvalidRequest(_)) => Err(ErrorData::invalid_params(e.message(), None)),
+        }
+    }
+}
+
+/// Starts the self-identity bootstrap in the background when the gate is open (fire and
+/// forget: failures are ignored here and retried on demand by the communication calls).
+pub fn start_bootstrap() {
+    if let Some(herdr_env) = env::gate() {
+        let _ = std::thread::Builder::new()
+            .name("herdr-link-bootstrap".into())
+            .spawn(move || {
+                let herdr = Herdr::new(&herdr_env);
+                let _ = identity::ensure_self_name(&herdr, &herdr_env.pane_id);
+            });
+    }
+}
+
+/// Serves MCP on stdin/stdout until EOF; returns the process exit code.
+pub fn run(context_dir: PathBuf) -> i32 {
+    start_bootstrap();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("herdr-link mcp: cannot start the runtime: {e}");
+            return 1;
+        }
+    };
+    let code = runtime.block_on(async move {
+        let (reader, writer) = rmcp::transport::stdio_pipes();
+        // At EOF, requests already read may still be running a Herdr call (at most the start
+        // limit); wait for them so their answers are written.
+        let drain = env::start_timeout() + Duration::from_secs(5);
+        let transport = LineTransport::new(reader, writer, drain);
+        match LinkServer::new(context_dir).serve(transport).await {
+            Ok(running) => match running.waiting().await {
+                Ok(_) => 0,
+                Err(e) => {
+                    eprintln!("herdr-link mcp: {e}");
+                    1
+                }
+            },
+            // EOF before `initialize` is an ordinary end.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => 0,
+            Err(e) => {
+                eprintln!("herdr-link mcp: {e}");
+                1
+            }
+        }
+    });
+    // Do not wait for anything still running on the blocking pool.
+    runtime.shutdown_background();
+    code
+}

@@ -1,0 +1,223 @@
+//! The C ABI surface: presentation per state and style, gateway activation and `tools_changed`,
+//! malformed requests, NULL and invalid UTF-8 on every function, the version, and the Contract's
+//! single source.
+
+mod common;
+
+use std::ffi::{c_char, CStr};
+
+use common::{abi, serial, World};
+use serde_json::json;
+
+const CONTRACT_FROM_SEED: fn() -> String = || {
+    let seed = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/spec/PROTOCOL.seed.zh-CN.md"
+    ))
+    .expect("the shared seed spec sits beside the repository");
+    herdr_link::protocol::contract_block(&seed).expect("seed has a §3 text block")
+};
+
+#[test]
+fn contract_is_the_seed_contract_byte_for_byte() {
+    let ours = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/PROTOCOL.md")).unwrap();
+    let ours = herdr_link::protocol::contract_block(&ours).expect("PROTOCOL.md has a §3 text block");
+    assert_eq!(ours.as_bytes(), CONTRACT_FROM_SEED().as_bytes());
+    assert_eq!(herdr_link::protocol::CONTRACT.as_bytes(), ours.as_bytes());
+}
+
+#[test]
+fn protocol_md_close_wording() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/PROTOCOL.md")).unwrap();
+    let lower = text.to_lowercase();
+    assert!(!lower.contains("final message"));
+    assert!(!lower.contains("send first"));
+}
+
+#[test]
+fn version_is_the_crate_version() {
+    // SAFETY: hl_version returns a static NUL-terminated string.
+    let v = unsafe { CStr::from_ptr((abi().version)()) }.to_str().unwrap();
+    assert_eq!(v, env!("CARGO_PKG_VERSION"));
+}
+
+#[test]
+fn dormant_then_active_surface() {
+    let _g = serial();
+    let _w = World::standard();
+    let a = abi();
+    let s = "surface-1";
+    a.start(s);
+    assert!(!a.active(s));
+    let p = a.present(s, "deferred");
+    let names: Vec<_> = p["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["herdr_link"]);
+    assert!(p["contract"].is_null());
+    assert_eq!(a.present(s, "mcp")["tools"].as_array().unwrap().len(), 1);
+    assert!(a.present(s, "gateway")["contract"].is_null());
+
+    let r = a.tool(s, "herdr_link", json!({}));
+    assert_eq!(r["ok"], true);
+    assert_eq!(r["result"], json!({"status":"active","capabilities":["start","peers","send","close"]}));
+    assert_eq!(r["active"], true);
+    assert_eq!(r["tools_changed"], true);
+    let again = a.tool(s, "herdr_link", json!({}));
+    assert_eq!(again["result"], r["result"]);
+    assert_eq!(again["tools_changed"], false, "tools_changed is true exactly once");
+    assert!(a.active(s));
+
+    let p = a.present(s, "deferred");
+    let names: Vec<_> = p["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["herdr_link", "herdr_link_start", "herdr_link_peers", "herdr_link_send", "herdr_link_close"]);
+    assert_eq!(p["contract"].as_str().unwrap(), herdr_link::protocol::CONTRACT);
+    for t in p["tools"].as_array().unwrap() {
+        assert_eq!(t["input_schema"]["type"], "object");
+        assert!(!t["description"].as_str().unwrap().is_empty());
+    }
+    let g = a.present(s, "gateway");
+    assert_eq!(g["tools"].as_array().unwrap().len(), 1);
+    let gc = g["contract"].as_str().unwrap();
+    assert!(gc.starts_with(herdr_link::protocol::CONTRACT));
+    assert!(gc.contains("action"));
+
+    // A new session_start with the same key makes it dormant again; end forgets it.
+    a.start(s);
+    assert!(!a.active(s));
+    assert!(a.present(s, "deferred")["contract"].is_null());
+    a.tool(s, "herdr_link", json!({"action": "activate"}));
+    assert!(a.active(s));
+    a.end(s);
+    assert!(!a.active(s));
+}
+
+#[test]
+fn catalog_view_lists_everything_while_dormant() {
+    let _g = serial();
+    let _w = World::standard();
+    let a = abi();
+    let c = std::ffi::CString::new(r#"{"session":"cat","style":"deferred","view":"catalog"}"#).unwrap();
+    // SAFETY: valid C string.
+    let p = a.take(unsafe { (a.presentation)(c.as_ptr()) });
+    assert_eq!(p["tools"].as_array().unwrap().len(), 5);
+    assert!(p["contract"].is_null(), "catalog does not reveal the Contract while dormant");
+}
+
+#[test]
+fn direct_tier1_call_activates_first() {
+    let _g = serial();
+    let _w = World::standard();
+    let a = abi();
+    let r = a.tool("direct-1", "herdr_link_peers", json!({}));
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["tools_changed"], true);
+    assert_eq!(r["active"], true);
+    // Even a failing Tier 1 call activates deterministically.
+    let r = a.tool("direct-2", "herdr_link_send", json!({"to": "ghost", "message": "x"}));
+    assert_eq!(r["ok"], false);
+    assert_eq!(r["error"]["code"], "PEER_NOT_FOUND");
+    assert_eq!(r["tools_changed"], true);
+    assert!(a.active("direct-2"));
+}
+
+#[test]
+fn malformed_requests_are_invalid_request() {
+    let _g = serial();
+    let w = World::standard();
+    let a = abi();
+    let cases = [
+        ("not json", "not JSON"),
+        ("[1,2]", "object"),
+        (r#"{"tool":"herdr_link"}"#, "session"),
+        (r#"{"session":"","tool":"herdr_link"}"#, "session"),
+        (r#"{"session":"m","tool":7}"#, "tool"),
+        (r#"{"session":"m","tool":"herdr_link_wait","input":{}}"#, "unknown tool"),
+        (r#"{"session":"m","tool":"herdr_link","input":[]}"#, "input"),
+        (r#"{"session":"m","tool":"herdr_link","input":{"action":"fly"}}"#, "unknown gateway action"),
+        (r#"{"session":"m","tool":"herdr_link","input":{"action":null}}"#, "string"),
+        (r#"{"session":"m","tool":"herdr_link","input":{"action":"send","arguments":"x"}}"#, "arguments"),
+        (r#"{"session":"m","tool":"herdr_link","context_dir":5}"#, "context_dir"),
+    ];
+    for (req, needle) in cases {
+        let r = a.call_text(req);
+        assert_eq!(r["ok"], false, "{req}");
+        assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{req}");
+        let m = r["error"]["message"].as_str().unwrap();
+        assert!(m.starts_with("INVALID_REQUEST: "), "{m}");
+        assert!(m.contains(needle), "{req}: {m}");
+        assert_eq!(r["tools_changed"], false);
+    }
+    assert!(!a.active("m"), "a malformed request never activates");
+    assert!(w.calls().is_empty(), "nothing reached Herdr: {:?}", w.calls());
+}
+
+#[test]
+fn null_and_invalid_utf8_everywhere() {
+    let _g = serial();
+    let _w = World::standard();
+    let a = abi();
+    let bad: &[u8] = b"\xff\xfe{\0";
+    let bad = bad.as_ptr().cast::<c_char>();
+    let null = std::ptr::null::<c_char>();
+    // SAFETY: NULL and a NUL-terminated invalid-UTF-8 buffer are exactly the cases under test.
+    unsafe {
+        (a.session_start)(null);
+        (a.session_start)(bad);
+        (a.session_end)(null);
+        (a.session_end)(bad);
+        assert_eq!((a.is_active)(null), 0);
+        assert_eq!((a.is_active)(bad), 0);
+        for p in [null, bad] {
+            let r = a.take((a.tool_call)(p));
+            assert_eq!(r["ok"], false);
+            assert_eq!(r["error"]["code"], "INVALID_REQUEST");
+            let r = a.take((a.presentation)(p));
+            assert_eq!(r["error"]["code"], "INVALID_REQUEST");
+            assert_eq!(r["tools"], json!([]));
+        }
+        let mut reason: *mut c_char = 0x1 as *mut c_char;
+        assert_eq!((a.bash_guard)(null, null, &mut reason), 0);
+        assert!(reason.is_null(), "reason_out is cleared on allow");
+        assert_eq!((a.bash_guard)(bad, bad, std::ptr::null_mut()), 0);
+        (a.free)(std::ptr::null_mut());
+    }
+    // An active session with a NULL command or reason_out is still safe.
+    a.tool("nulls", "herdr_link", json!({}));
+    let s = std::ffi::CString::new("nulls").unwrap();
+    let cmd = std::ffi::CString::new("herdr agent wait x").unwrap();
+    // SAFETY: valid strings; NULL out pointer allowed.
+    unsafe {
+        assert_eq!((a.bash_guard)(s.as_ptr(), null, std::ptr::null_mut()), 0);
+        assert_eq!((a.bash_guard)(s.as_ptr(), cmd.as_ptr(), std::ptr::null_mut()), 2);
+        let mut bad_cmd = b"herdr agent wait \xff\0".to_vec();
+        assert_eq!((a.bash_guard)(s.as_ptr(), bad_cmd.as_mut_ptr().cast(), std::ptr::null_mut()), 2);
+    }
+}
+
+#[test]
+fn guard_only_in_active_sessions() {
+    let _g = serial();
+    let _w = World::standard();
+    let a = abi();
+    let s = "guard-1";
+    a.start(s);
+    let cmds = [
+        "herdr agent wait peer --timeout 600000",
+        "herdr agent prompt peer hello --wait",
+        "ls -la",
+    ];
+    for c in cmds {
+        assert_eq!(a.guard(s, c), (0, None), "dormant: {c}");
+    }
+    a.tool(s, "herdr_link", json!({}));
+    let (v, reason) = a.guard(s, cmds[0]);
+    assert_eq!(v, 2);
+    let reason = reason.unwrap();
+    assert!(!common::has_raw_id(&reason));
+    let (v, reason) = a.guard(s, cmds[1]);
+    assert_eq!(v, 1);
+    assert!(reason.unwrap().contains("herdr_link_send"));
+    assert_eq!(a.guard(s, cmds[2]), (0, None));
+    assert_eq!(a.guard(s, "herdr agent prompt peer hello"), (0, None));
+    a.start(s);
+    assert_eq!(a.guard(s, cmds[0]), (0, None), "a new session_start disengages the guard");
+}
