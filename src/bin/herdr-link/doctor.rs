@@ -89,7 +89,10 @@ fn environment() -> Check {
 fn binary(herdr: &Herdr, bin: &str) -> Check {
     match herdr.version() {
         Ok(v) => pass("herdr binary", format!("{bin} runs and reports {v}")),
-        Err(e) => fail("herdr binary", format!("{bin} does not run: {}", e.detail())),
+        Err(e) => fail(
+            "herdr binary",
+            format!("{bin} does not run: {}", e.detail()),
+        ),
     }
 }
 

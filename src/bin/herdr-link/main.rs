@@ -65,7 +65,10 @@ fn context_dir(arg: Option<PathBuf>) -> Result<PathBuf, String> {
     if dir.is_dir() {
         Ok(dir)
     } else {
-        Err(format!("--context-dir {} is not a directory", dir.display()))
+        Err(format!(
+            "--context-dir {} is not a directory",
+            dir.display()
+        ))
     }
 }
 

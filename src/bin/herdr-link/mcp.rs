@@ -35,6 +35,9 @@ const HINT: &str = "Herdr Link gateway: activate it only when the user explicitl
 #[derive(Debug, Clone)]
 pub struct LinkServer {
     context_dir: Arc<PathBuf>,
+    /// Tool calls run one at a time, in arrival order (like a sequential stdio loop), so a
+    /// host that fires `send` and then `close` in one turn gets them in that order.
+    calls: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl LinkServer {
@@ -43,6 +46,7 @@ impl LinkServer {
     pub fn new(context_dir: PathBuf) -> Self {
         LinkServer {
             context_dir: Arc::new(context_dir),
+            calls: Arc::new(tokio::sync::Mutex::new(())),
         }
     }
 }
@@ -91,10 +95,8 @@ impl ServerHandler for LinkServer {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
-        let config = ServerConfig::new(capabilities).with_server_info(Implementation::new(
-            SERVER_NAME,
-            env!("CARGO_PKG_VERSION"),
-        ));
+        let config = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")));
         if env::gate().is_some() {
             config.with_instructions(HINT)
         } else {
@@ -118,6 +120,7 @@ impl ServerHandler for LinkServer {
         let name = request.name.into_owned();
         let input = request.arguments.unwrap_or_default();
         let dir = self.context_dir.clone();
+        let _turn = self.calls.lock().await;
         let outcome =
             tokio::task::spawn_blocking(move || tools::call(SESSION, &name, &input, Some(&dir)))
                 .await
@@ -129,7 +132,9 @@ impl ServerHandler for LinkServer {
         match outcome.result {
             Ok(value) => Ok(text_result(value.to_string(), false).into()),
             Err(e @ CallError::Link(_)) => Ok(text_result(e.message(), true).into()),
-            Err(e @ CallError::InvalidRequest(_)) => Err(ErrorData::invalid_params(e.message(), None)),
+            Err(e @ CallError::InvalidRequest(_)) => {
+                Err(ErrorData::invalid_params(e.message(), None))
+            }
         }
     }
 }

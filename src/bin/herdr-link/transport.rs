@@ -167,7 +167,10 @@ where
     }
 }
 
-async fn write_frame<W: AsyncWrite + Unpin>(writer: &Mutex<W>, frame: &[u8]) -> std::io::Result<()> {
+async fn write_frame<W: AsyncWrite + Unpin>(
+    writer: &Mutex<W>,
+    frame: &[u8],
+) -> std::io::Result<()> {
     let mut w = writer.lock().await;
     w.write_all(frame).await?;
     w.flush().await
@@ -228,7 +231,9 @@ fn classify(raw: &[u8], initialized: bool) -> Line {
     match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
         Ok(message) if version_ok => Line::Deliver(Box::new(message)),
         Ok(_) | Err(_) => {
-            if !has_id || (method.is_none() && (obj.contains_key("result") || obj.contains_key("error"))) {
+            if !has_id
+                || (method.is_none() && (obj.contains_key("result") || obj.contains_key("error")))
+            {
                 // A notification (never answered) or a client response we did not ask for.
                 return Line::Drop;
             }
@@ -285,7 +290,11 @@ where
             match self.read_line().await {
                 Ok(Read::Line) => {}
                 Ok(Read::Oversized) => {
-                    self.reply(error_frame(None, -32600, "Invalid Request: message too large"));
+                    self.reply(error_frame(
+                        None,
+                        -32600,
+                        "Invalid Request: message too large",
+                    ));
                     continue;
                 }
                 Ok(Read::Eof) | Err(_) => {
@@ -333,8 +342,11 @@ mod tests {
         assert!(e["id"].is_null());
         assert_eq!(reply("[1,2]", true).unwrap()["error"]["code"], -32600);
         assert_eq!(reply("null", false).unwrap()["error"]["code"], -32600);
-        let e = reply(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"nope"}"#, true)
-            .unwrap();
+        let e = reply(
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"nope"}"#,
+            true,
+        )
+        .unwrap();
         assert_eq!(e["error"]["code"], -32602);
         assert_eq!(e["id"], 7);
         let e = reply(r#"{"jsonrpc":"1.0","id":"a","method":"ping"}"#, true).unwrap();
@@ -343,11 +355,17 @@ mod tests {
         let e = reply(r#"{"jsonrpc":"2.0","id":3}"#, true).unwrap();
         assert_eq!(e["error"]["code"], -32600);
         assert!(matches!(
-            classify(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, false),
+            classify(
+                br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                false
+            ),
             Line::Drop
         ));
         assert!(matches!(
-            classify(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, true),
+            classify(
+                br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                true
+            ),
             Line::Deliver(_)
         ));
         assert!(matches!(
