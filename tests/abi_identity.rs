@@ -25,11 +25,16 @@ fn self_name(r: &Value) -> String {
 fn is_bootstrap_name(n: &str) -> bool {
     n.len() == 11
         && n.starts_with("hl-")
-        && n[3..].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        && n[3..]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 fn renames(w: &World) -> usize {
-    w.calls().iter().filter(|c| c.starts_with("agent rename")).count()
+    w.calls()
+        .iter()
+        .filter(|c| c.starts_with("agent rename"))
+        .count()
 }
 
 #[test]
@@ -37,14 +42,23 @@ fn existing_name_is_kept_and_read_fresh() {
     let _g = serial();
     let w = World::standard();
     let a = abi();
-    assert_eq!(self_name(&a.tool("id", "herdr_link_peers", json!({}))), "brain");
-    assert_eq!(self_name(&a.tool("id", "herdr_link_peers", json!({}))), "brain");
+    assert_eq!(
+        self_name(&a.tool("id", "herdr_link_peers", json!({}))),
+        "brain"
+    );
+    assert_eq!(
+        self_name(&a.tool("id", "herdr_link_peers", json!({}))),
+        "brain"
+    );
     let gets = w.calls().iter().filter(|c| *c == "agent get w1:p1").count();
     assert_eq!(gets, 2, "one fresh self read per call, nothing cached");
     assert_eq!(renames(&w), 0, "a valid name is never changed");
     // The name changes under us: the next call sees it.
     w.admin(&["fake", "agent", "w1:p1", "--name", "brain-2"]);
-    assert_eq!(self_name(&a.tool("id", "herdr_link_peers", json!({}))), "brain-2");
+    assert_eq!(
+        self_name(&a.tool("id", "herdr_link_peers", json!({}))),
+        "brain-2"
+    );
 }
 
 #[test]
@@ -62,10 +76,17 @@ fn unnamed_self_is_named_and_confirmed() {
     // The bootstrapped agent is now a peer of another agent, under that name.
     std::env::set_var("HERDR_PANE_ID", "w1:p2");
     let other = a.tool("boot-2", "herdr_link_peers", json!({}));
-    assert_eq!(other["result"]["peers"], json!([{"name": name, "state": "idle"}]));
+    assert_eq!(
+        other["result"]["peers"],
+        json!([{"name": name, "state": "idle"}])
+    );
     // And it can send.
     std::env::set_var("HERDR_PANE_ID", "w1:p1");
-    let r = a.tool("boot", "herdr_link_send", json!({"to": "worker-a", "message": "hi"}));
+    let r = a.tool(
+        "boot",
+        "herdr_link_send",
+        json!({"to": "worker-a", "message": "hi"}),
+    );
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(renames(&w), 1, "named once, kept afterwards");
 }
@@ -78,7 +99,10 @@ fn unconfirmed_rename_fails_closed() {
     w.fault("agent", "rename", &["--exit", "0", "--stdout", "{}"]);
     let a = abi();
     let r = a.tool("unconf", "herdr_link_peers", json!({}));
-    assert_eq!(r["error"]["message"], "SELF_UNNAMED: Herdr Link could not establish a stable Agent Name");
+    assert_eq!(
+        r["error"]["message"],
+        "SELF_UNNAMED: Herdr Link could not establish a stable Agent Name"
+    );
     let calls = w.calls();
     assert_eq!(calls.len(), 4, "{calls:?}");
     assert!(calls[2].starts_with("agent rename w1:p1 hl-"));
@@ -90,12 +114,21 @@ fn name_taken_regenerates_within_budget() {
     let _g = serial();
     let w = world_with_unnamed_self();
     let taken = json!({"error": {"code": "agent_name_taken", "message": "agent name hl-x is already used; candidates: pane_id=w1:p9"}, "id": "cli:agent:rename"}).to_string();
-    w.fault("agent", "rename", &["--times", "1", "--exit", "1", "--stderr", &taken]);
+    w.fault(
+        "agent",
+        "rename",
+        &["--times", "1", "--exit", "1", "--stderr", &taken],
+    );
     let a = abi();
     let name = self_name(&a.tool("taken", "herdr_link_peers", json!({})));
     assert!(is_bootstrap_name(&name));
     assert_eq!(renames(&w), 2);
-    let names: Vec<_> = w.argv_log().iter().filter(|c| c[1] == "rename").map(|c| c[3].clone()).collect();
+    let names: Vec<_> = w
+        .argv_log()
+        .iter()
+        .filter(|c| c[1] == "rename")
+        .map(|c| c[3].clone())
+        .collect();
     assert_ne!(names[0], names[1], "a fresh name for each attempt");
 
     // Always taken: exactly three attempts, then SELF_UNNAMED.
@@ -127,11 +160,19 @@ fn not_in_herdr_keeps_its_class_during_bootstrap() {
 fn other_rename_failures_are_sanitized() {
     let _g = serial();
     let w = world_with_unnamed_self();
-    let err = json!({"error": {"code": "pane_not_found", "message": "pane w1:p1 not found"}}).to_string();
+    let err =
+        json!({"error": {"code": "pane_not_found", "message": "pane w1:p1 not found"}}).to_string();
     w.fault("agent", "rename", &["--exit", "1", "--stderr", &err]);
     let a = abi();
-    let r = a.tool("san", "herdr_link_send", json!({"to": "worker-a", "message": "x"}));
-    assert_eq!(r["error"]["message"], "SELF_UNNAMED: Herdr Link could not establish a stable Agent Name");
+    let r = a.tool(
+        "san",
+        "herdr_link_send",
+        json!({"to": "worker-a", "message": "x"}),
+    );
+    assert_eq!(
+        r["error"]["message"],
+        "SELF_UNNAMED: Herdr Link could not establish a stable Agent Name"
+    );
     assert!(w.prompts().is_empty());
 }
 
@@ -153,7 +194,10 @@ fn self_pane_without_agent_is_self_unnamed() {
     assert_eq!(calls[0], "agent get w1:p1");
     let probes = calls.iter().filter(|c| *c == "agent get w1:p1").count();
     assert_eq!(probes, 3, "readiness retry: 3 probes: {calls:?}");
-    assert!(t.elapsed() >= std::time::Duration::from_millis(190), "100 ms apart");
+    assert!(
+        t.elapsed() >= std::time::Duration::from_millis(190),
+        "100 ms apart"
+    );
     assert_eq!(renames(&w), 0);
 }
 
@@ -162,12 +206,21 @@ fn readiness_retry_names_the_occupant_once_detected() {
     let _g = serial();
     let w = world_with_unnamed_self();
     let nf = json!({"error": {"code": "agent_not_found", "message": "agent target w1:p1 not found"}, "id": "cli:agent:get"}).to_string();
-    w.fault("agent", "get", &["--times", "2", "--exit", "1", "--stderr", &nf]);
+    w.fault(
+        "agent",
+        "get",
+        &["--times", "2", "--exit", "1", "--stderr", &nf],
+    );
     let a = abi();
     let name = self_name(&a.tool("ready", "herdr_link_peers", json!({})));
     assert!(is_bootstrap_name(&name));
     let probes = w.calls().iter().filter(|c| *c == "agent get w1:p1").count();
-    assert_eq!(probes, 5, "2 undetected + unnamed probe, bootstrap probe, confirm: {:?}", w.calls());
+    assert_eq!(
+        probes,
+        5,
+        "2 undetected + unnamed probe, bootstrap probe, confirm: {:?}",
+        w.calls()
+    );
     assert_eq!(renames(&w), 1);
 }
 
@@ -181,7 +234,10 @@ fn exhausted_readiness_leaves_nothing_poisoned() {
         "w1:p1",
     );
     let a = abi();
-    assert_eq!(a.tool("poison", "herdr_link_peers", json!({}))["error"]["code"], "SELF_UNNAMED");
+    assert_eq!(
+        a.tool("poison", "herdr_link_peers", json!({}))["error"]["code"],
+        "SELF_UNNAMED"
+    );
     w.admin(&["fake", "agent", "w1:p1", "--detected", "true"]);
     let name = self_name(&a.tool("poison", "herdr_link_peers", json!({})));
     assert!(is_bootstrap_name(&name));
@@ -197,11 +253,18 @@ fn concurrent_callers_share_one_rename() {
     let a = abi();
     a.start("race-boot"); // the background bootstrap races the callers too
     let handles: Vec<_> = (0..8)
-        .map(|i| std::thread::spawn(move || self_name(&abi().tool(&format!("race-{i}"), "herdr_link_peers", json!({})))))
+        .map(|i| {
+            std::thread::spawn(move || {
+                self_name(&abi().tool(&format!("race-{i}"), "herdr_link_peers", json!({})))
+            })
+        })
         .collect();
     let names: Vec<String> = handles.into_iter().map(|h| h.join().unwrap()).collect();
     std::env::remove_var("HERDR_FAKE_DELAY_MS");
-    assert!(names.iter().all(|n| n == &names[0] && is_bootstrap_name(n)), "{names:?}");
+    assert!(
+        names.iter().all(|n| n == &names[0] && is_bootstrap_name(n)),
+        "{names:?}"
+    );
     // Let the session-start bootstrap settle, then count.
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert_eq!(renames(&w), 1, "{:?}", w.calls());
@@ -215,7 +278,10 @@ fn session_start_bootstraps_in_the_background() {
     let a = abi();
     let t = std::time::Instant::now();
     a.start("bg");
-    assert!(t.elapsed() < std::time::Duration::from_millis(100), "hl_session_start never blocks");
+    assert!(
+        t.elapsed() < std::time::Duration::from_millis(100),
+        "hl_session_start never blocks"
+    );
     std::env::remove_var("HERDR_FAKE_DELAY_MS");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while renames(&w) == 0 && std::time::Instant::now() < deadline {

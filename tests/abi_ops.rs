@@ -66,7 +66,11 @@ fn peers_send_close_exact_sequences() {
     assert_eq!(w.calls(), ["agent get w1:p1", "agent list"]);
 
     w.clear_log();
-    let sent = a.tool(s, "herdr_link_send", json!({"to": "worker-a", "message": "Review the diff, please ✓"}));
+    let sent = a.tool(
+        s,
+        "herdr_link_send",
+        json!({"to": "worker-a", "message": "Review the diff, please ✓"}),
+    );
     let r = ok(&sent);
     assert_eq!(r["status"], "sent");
     assert_eq!(r["to"], "worker-a");
@@ -76,7 +80,11 @@ fn peers_send_close_exact_sequences() {
     assert_eq!(log.len(), 3, "{log:?}");
     assert_eq!(log[0], ["agent", "get", "w1:p1"]);
     assert_eq!(log[1], ["agent", "get", "worker-a"]);
-    assert_eq!(log[2].len(), 4, "agent prompt <to> <wrapper>: exactly 4 argv elements");
+    assert_eq!(
+        log[2].len(),
+        4,
+        "agent prompt <to> <wrapper>: exactly 4 argv elements"
+    );
     assert_eq!(&log[2][..3], ["agent", "prompt", "worker-a"]);
     assert!(!log.iter().flatten().any(|a| a == "--wait"));
     let wrapper = &log[2][3];
@@ -99,8 +107,14 @@ fn peers_send_close_exact_sequences() {
 
     w.clear_log();
     let closed = a.tool(s, "herdr_link_close", json!({"agent": "worker-a"}));
-    assert_eq!(ok(&closed), &json!({"status": "closed", "agent": "worker-a"}));
-    assert_eq!(w.calls(), ["agent get w1:p1", "agent get worker-a", "pane close w1:p2"]);
+    assert_eq!(
+        ok(&closed),
+        &json!({"status": "closed", "agent": "worker-a"})
+    );
+    assert_eq!(
+        w.calls(),
+        ["agent get w1:p1", "agent get worker-a", "pane close w1:p2"]
+    );
     std::env::remove_var("HERDR_WORKSPACE_ID");
     std::env::remove_var("HERDR_TAB_ID");
 }
@@ -113,14 +127,25 @@ fn every_not_a_peer_looks_the_same() {
     let mut texts = Vec::new();
     for to in ["stranger", "ghost", "BAD_NAME!", "", "Brain"] {
         w.clear_log();
-        let r = a.tool("priv", "herdr_link_send", json!({"to": to, "message": "hi"}));
+        let r = a.tool(
+            "priv",
+            "herdr_link_send",
+            json!({"to": to, "message": "hi"}),
+        );
         assert_eq!(err_code(&r), "PEER_NOT_FOUND", "{to}");
         texts.push(r["error"]["message"].as_str().unwrap().to_string());
         let calls = w.calls();
         assert_eq!(calls[0], "agent get w1:p1", "self is resolved first");
-        assert!(calls.iter().all(|c| !c.starts_with("agent prompt")), "{calls:?}");
+        assert!(
+            calls.iter().all(|c| !c.starts_with("agent prompt")),
+            "{calls:?}"
+        );
         if !herdr_link::protocol::is_valid_agent_name(to) {
-            assert_eq!(calls.len(), 1, "no target lookup for an invalid name: {calls:?}");
+            assert_eq!(
+                calls.len(),
+                1,
+                "no target lookup for an invalid name: {calls:?}"
+            );
         }
         let c = a.tool("priv", "herdr_link_close", json!({"agent": to}));
         assert_eq!(err_code(&c), "PEER_NOT_FOUND");
@@ -137,10 +162,23 @@ fn non_string_inputs() {
     let _g = serial();
     let w = rich_world();
     let a = abi();
-    assert_eq!(err_code(&a.tool("ns", "herdr_link_send", json!({"message": 3}))), "PEER_NOT_FOUND");
-    assert_eq!(err_code(&a.tool("ns", "herdr_link_send", json!({"to": "worker-a"}))), "SEND_FAILED");
-    assert_eq!(err_code(&a.tool("ns", "herdr_link_close", json!({"agent": 1}))), "PEER_NOT_FOUND");
-    assert!(w.calls().is_empty(), "type errors make no Herdr call: {:?}", w.calls());
+    assert_eq!(
+        err_code(&a.tool("ns", "herdr_link_send", json!({"message": 3}))),
+        "PEER_NOT_FOUND"
+    );
+    assert_eq!(
+        err_code(&a.tool("ns", "herdr_link_send", json!({"to": "worker-a"}))),
+        "SEND_FAILED"
+    );
+    assert_eq!(
+        err_code(&a.tool("ns", "herdr_link_close", json!({"agent": 1}))),
+        "PEER_NOT_FOUND"
+    );
+    assert!(
+        w.calls().is_empty(),
+        "type errors make no Herdr call: {:?}",
+        w.calls()
+    );
 }
 
 #[test]
@@ -150,7 +188,11 @@ fn blank_or_nul_message_sends_nothing() {
     let a = abi();
     for m in [" \n\t ", "", "before\u{0}after"] {
         w.clear_log();
-        let r = a.tool("blank", "herdr_link_send", json!({"to": "worker-a", "message": m}));
+        let r = a.tool(
+            "blank",
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": m}),
+        );
         assert_eq!(err_code(&r), "SEND_FAILED");
         assert_eq!(w.calls(), ["agent get w1:p1", "agent get worker-a"]);
     }
@@ -163,20 +205,58 @@ fn pane_moves_are_followed_live() {
     let w = rich_world();
     let a = abi();
     let s = "move";
-    assert_eq!(ok(&a.tool(s, "herdr_link_send", json!({"to": "worker-a", "message": "x"})))["status"], "sent");
+    assert_eq!(
+        ok(&a.tool(
+            s,
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": "x"})
+        ))["status"],
+        "sent"
+    );
     // Move ourselves to workspace w2: HERDR_PANE_ID (w1:p1) is now only an alias.
     w.admin(&["fake", "move", "w1:p1", "w2"]);
     let peers = ok(&a.tool(s, "herdr_link_peers", json!({}))).clone();
     assert_eq!(peers["self"]["name"], "brain");
-    assert_eq!(peers["peers"], json!([{"name": "stranger", "state": "idle"}]));
-    assert_eq!(err_code(&a.tool(s, "herdr_link_send", json!({"to": "worker-a", "message": "x"}))), "PEER_NOT_FOUND");
-    assert_eq!(ok(&a.tool(s, "herdr_link_send", json!({"to": "stranger", "message": "x"})))["to"], "stranger");
+    assert_eq!(
+        peers["peers"],
+        json!([{"name": "stranger", "state": "idle"}])
+    );
+    assert_eq!(
+        err_code(&a.tool(
+            s,
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": "x"})
+        )),
+        "PEER_NOT_FOUND"
+    );
+    assert_eq!(
+        ok(&a.tool(
+            s,
+            "herdr_link_send",
+            json!({"to": "stranger", "message": "x"})
+        ))["to"],
+        "stranger"
+    );
     // Move back: flips again (nothing cached).
     let dump = w.dump();
     let current = find_pane(&dump, "brain");
     w.admin(&["fake", "move", &current, "w1"]);
-    assert_eq!(ok(&a.tool(s, "herdr_link_send", json!({"to": "worker-a", "message": "y"})))["status"], "sent");
-    assert_eq!(err_code(&a.tool(s, "herdr_link_send", json!({"to": "stranger", "message": "y"}))), "PEER_NOT_FOUND");
+    assert_eq!(
+        ok(&a.tool(
+            s,
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": "y"})
+        ))["status"],
+        "sent"
+    );
+    assert_eq!(
+        err_code(&a.tool(
+            s,
+            "herdr_link_send",
+            json!({"to": "stranger", "message": "y"})
+        )),
+        "PEER_NOT_FOUND"
+    );
 }
 
 /// The current pane id of the agent named `name`, read through the fake's own CLI.
@@ -186,7 +266,10 @@ fn find_pane(_dump: &Value, name: &str) -> String {
         .output()
         .unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["result"]["agent"]["pane_id"].as_str().unwrap().to_string()
+    v["result"]["agent"]["pane_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 #[test]
@@ -200,7 +283,14 @@ fn close_uses_the_live_pane_id() {
     let live = find_pane(&Value::Null, "worker-a");
     assert!(live.starts_with("w2:"), "{live}");
     w.clear_log();
-    assert_eq!(ok(&a.tool("close-live", "herdr_link_close", json!({"agent": "worker-a"})))["status"], "closed");
+    assert_eq!(
+        ok(&a.tool(
+            "close-live",
+            "herdr_link_close",
+            json!({"agent": "worker-a"})
+        ))["status"],
+        "closed"
+    );
     assert_eq!(w.calls().last().unwrap(), &format!("pane close {live}"));
 }
 
@@ -215,9 +305,16 @@ fn close_needs_no_caller_name() {
         "w1:p1",
     );
     let a = abi();
-    let r = a.tool("unnamed-close", "herdr_link_close", json!({"agent": "worker-a"}));
+    let r = a.tool(
+        "unnamed-close",
+        "herdr_link_close",
+        json!({"agent": "worker-a"}),
+    );
     assert_eq!(ok(&r)["status"], "closed");
-    assert_eq!(w.calls(), ["agent get w1:p1", "agent get worker-a", "pane close w1:p2"]);
+    assert_eq!(
+        w.calls(),
+        ["agent get w1:p1", "agent get worker-a", "pane close w1:p2"]
+    );
 }
 
 #[test]
@@ -229,24 +326,51 @@ fn cli_rejections_map_to_operation_codes() {
         w.admin(&["fake", "faults", "--clear"]);
         let err = json!({"error": {"code": code, "message": "agent w1:p2 refused"}, "id": "cli:agent:prompt"}).to_string();
         w.fault("agent", "prompt", &["--exit", "1", "--stderr", &err]);
-        let r = a.tool("rej", "herdr_link_send", json!({"to": "worker-a", "message": "m"}));
+        let r = a.tool(
+            "rej",
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": "m"}),
+        );
         assert_eq!(err_code(&r), "SEND_FAILED", "{code}");
     }
     w.admin(&["fake", "faults", "--clear"]);
     let err = json!({"error": {"code": "pane_close_failed", "message": "pane w1:p2"}}).to_string();
     w.fault("pane", "close", &["--exit", "1", "--stderr", &err]);
-    assert_eq!(err_code(&a.tool("rej", "herdr_link_close", json!({"agent": "worker-a"}))), "CLOSE_FAILED");
+    assert_eq!(
+        err_code(&a.tool("rej", "herdr_link_close", json!({"agent": "worker-a"}))),
+        "CLOSE_FAILED"
+    );
     // An error JSON on stdout with exit 0 still fails.
     w.admin(&["fake", "faults", "--clear"]);
     let err = json!({"error": {"code": "agent_prompt_failed", "message": "x"}}).to_string();
     w.fault("agent", "prompt", &["--exit", "0", "--stdout", &err]);
-    assert_eq!(err_code(&a.tool("rej", "herdr_link_send", json!({"to": "worker-a", "message": "m"}))), "SEND_FAILED");
+    assert_eq!(
+        err_code(&a.tool(
+            "rej",
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": "m"})
+        )),
+        "SEND_FAILED"
+    );
     // agent_not_found for the target, on stdout this time: PEER_NOT_FOUND.
     w.admin(&["fake", "faults", "--clear"]);
     let err = json!({"error": {"code": "agent_not_found", "message": "agent target ghost not found"}, "id": "cli:agent:get"}).to_string();
-    w.fault("agent", "get", &["--after", "1", "--times", "1", "--exit", "1", "--stdout", &err]);
+    w.fault(
+        "agent",
+        "get",
+        &[
+            "--after", "1", "--times", "1", "--exit", "1", "--stdout", &err,
+        ],
+    );
     w.clear_log();
-    assert_eq!(err_code(&a.tool("rej", "herdr_link_send", json!({"to": "worker-a", "message": "m"}))), "PEER_NOT_FOUND");
+    assert_eq!(
+        err_code(&a.tool(
+            "rej",
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": "m"})
+        )),
+        "PEER_NOT_FOUND"
+    );
     assert_eq!(w.calls(), ["agent get w1:p1", "agent get worker-a"]);
 }
 
@@ -256,17 +380,41 @@ fn transport_failures_stay_not_in_herdr() {
     let w = rich_world();
     let a = abi();
     // Invalid JSON at the prompt step, a killed CLI at prompt and at pane close.
-    w.fault("agent", "prompt", &["--exit", "0", "--stdout", "this is not json"]);
-    assert_eq!(err_code(&a.tool("tr", "herdr_link_send", json!({"to": "worker-a", "message": "m"}))), "NOT_IN_HERDR");
+    w.fault(
+        "agent",
+        "prompt",
+        &["--exit", "0", "--stdout", "this is not json"],
+    );
+    assert_eq!(
+        err_code(&a.tool(
+            "tr",
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": "m"})
+        )),
+        "NOT_IN_HERDR"
+    );
     w.admin(&["fake", "faults", "--clear"]);
     w.fault("agent", "prompt", &["--signal", "9"]);
-    assert_eq!(err_code(&a.tool("tr", "herdr_link_send", json!({"to": "worker-a", "message": "m"}))), "NOT_IN_HERDR");
+    assert_eq!(
+        err_code(&a.tool(
+            "tr",
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": "m"})
+        )),
+        "NOT_IN_HERDR"
+    );
     w.admin(&["fake", "faults", "--clear"]);
     w.fault("pane", "close", &["--signal", "15"]);
-    assert_eq!(err_code(&a.tool("tr", "herdr_link_close", json!({"agent": "worker-a"}))), "NOT_IN_HERDR");
+    assert_eq!(
+        err_code(&a.tool("tr", "herdr_link_close", json!({"agent": "worker-a"}))),
+        "NOT_IN_HERDR"
+    );
     w.admin(&["fake", "faults", "--clear"]);
     w.fault("agent", "list", &["--exit", "0", "--invalid-utf8"]);
-    assert_eq!(err_code(&a.tool("tr", "herdr_link_peers", json!({}))), "NOT_IN_HERDR");
+    assert_eq!(
+        err_code(&a.tool("tr", "herdr_link_peers", json!({}))),
+        "NOT_IN_HERDR"
+    );
     // A stale (deleted) binary.
     std::env::set_var("HERDR_BIN_PATH", w.dir.join("deleted-herdr"));
     for (tool, input) in [
@@ -274,13 +422,20 @@ fn transport_failures_stay_not_in_herdr() {
         ("herdr_link_send", json!({"to": "worker-a", "message": "m"})),
         ("herdr_link_close", json!({"agent": "worker-a"})),
     ] {
-        assert_eq!(err_code(&a.tool("tr", tool, input)), "NOT_IN_HERDR", "{tool}");
+        assert_eq!(
+            err_code(&a.tool("tr", tool, input)),
+            "NOT_IN_HERDR",
+            "{tool}"
+        );
     }
     // Not executable.
     let script = w.dir.join("not-exec");
     std::fs::write(&script, "#!/bin/sh\necho {}\n").unwrap();
     std::env::set_var("HERDR_BIN_PATH", &script);
-    assert_eq!(err_code(&a.tool("tr", "herdr_link_peers", json!({}))), "NOT_IN_HERDR");
+    assert_eq!(
+        err_code(&a.tool("tr", "herdr_link_peers", json!({}))),
+        "NOT_IN_HERDR"
+    );
 }
 
 #[test]
@@ -291,11 +446,19 @@ fn hung_prompt_times_out_and_leaves_no_child() {
     std::env::set_var("HERDR_LINK_TIMEOUT_MS", "500");
     w.fault("agent", "prompt", &["--hang"]);
     let t = std::time::Instant::now();
-    let r = a.tool("hang", "herdr_link_send", json!({"to": "worker-a", "message": "m"}));
+    let r = a.tool(
+        "hang",
+        "herdr_link_send",
+        json!({"to": "worker-a", "message": "m"}),
+    );
     let took = t.elapsed();
     assert_eq!(err_code(&r), "NOT_IN_HERDR");
     assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
-    assert!(common::children().is_empty(), "children left: {:?}", common::children());
+    assert!(
+        common::children().is_empty(),
+        "children left: {:?}",
+        common::children()
+    );
     std::env::remove_var("HERDR_LINK_TIMEOUT_MS");
 }
 
@@ -307,15 +470,25 @@ fn no_raw_ids_in_any_model_facing_output() {
     let mut outputs = vec![
         a.tool("scan", "herdr_link", json!({})),
         a.tool("scan", "herdr_link_peers", json!({})),
-        a.tool("scan", "herdr_link_send", json!({"to": "worker-a", "message": "m"})),
-        a.tool("scan", "herdr_link_send", json!({"to": "stranger", "message": "m"})),
+        a.tool(
+            "scan",
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": "m"}),
+        ),
+        a.tool(
+            "scan",
+            "herdr_link_send",
+            json!({"to": "stranger", "message": "m"}),
+        ),
         a.tool("scan", "herdr_link_close", json!({"agent": "stranger"})),
         a.tool("scan", "herdr_link_close", json!({"agent": "reviewer"})),
         a.present("scan", "deferred"),
         a.present("scan", "gateway"),
         a.present("scan", "mcp"),
     ];
-    let err = json!({"error": {"code": "pane_not_found", "message": "pane w1:p1 not found term_abc"}}).to_string();
+    let err =
+        json!({"error": {"code": "pane_not_found", "message": "pane w1:p1 not found term_abc"}})
+            .to_string();
     w.fault("agent", "rename", &["--exit", "1", "--stderr", &err]);
     w.admin(&["fake", "agent", "w1:p1", "--no-name"]);
     outputs.push(a.tool("scan", "herdr_link_peers", json!({})));
@@ -342,7 +515,11 @@ fn sixteen_threads_on_distinct_sessions() {
                 assert_eq!(a.tool(&s, "herdr_link", json!({}))["tools_changed"], true);
                 for _ in 0..3 {
                     assert_eq!(a.tool(&s, "herdr_link_peers", json!({}))["ok"], true);
-                    let r = a.tool(&s, "herdr_link_send", json!({"to": "worker-a", "message": format!("from {i}")}));
+                    let r = a.tool(
+                        &s,
+                        "herdr_link_send",
+                        json!({"to": "worker-a", "message": format!("from {i}")}),
+                    );
                     assert_eq!(r["ok"], true, "{r}");
                 }
                 assert!(a.active(&s));

@@ -20,15 +20,18 @@ const CONTRACT_FROM_SEED: fn() -> String = || {
 
 #[test]
 fn contract_is_the_seed_contract_byte_for_byte() {
-    let ours = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/PROTOCOL.md")).unwrap();
-    let ours = herdr_link::protocol::contract_block(&ours).expect("PROTOCOL.md has a §3 text block");
+    let ours =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/PROTOCOL.md")).unwrap();
+    let ours =
+        herdr_link::protocol::contract_block(&ours).expect("PROTOCOL.md has a §3 text block");
     assert_eq!(ours.as_bytes(), CONTRACT_FROM_SEED().as_bytes());
     assert_eq!(herdr_link::protocol::CONTRACT.as_bytes(), ours.as_bytes());
 }
 
 #[test]
 fn protocol_md_close_wording() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/PROTOCOL.md")).unwrap();
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/PROTOCOL.md")).unwrap();
     let lower = text.to_lowercase();
     assert!(!lower.contains("final message"));
     assert!(!lower.contains("send first"));
@@ -37,7 +40,9 @@ fn protocol_md_close_wording() {
 #[test]
 fn version_is_the_crate_version() {
     // SAFETY: hl_version returns a static NUL-terminated string.
-    let v = unsafe { CStr::from_ptr((abi().version)()) }.to_str().unwrap();
+    let v = unsafe { CStr::from_ptr((abi().version)()) }
+        .to_str()
+        .unwrap();
     assert_eq!(v, env!("CARGO_PKG_VERSION"));
 }
 
@@ -50,7 +55,12 @@ fn dormant_then_active_surface() {
     a.start(s);
     assert!(!a.active(s));
     let p = a.present(s, "deferred");
-    let names: Vec<_> = p["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<_> = p["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["herdr_link"]);
     assert!(p["contract"].is_null());
     assert_eq!(a.present(s, "mcp")["tools"].as_array().unwrap().len(), 1);
@@ -58,18 +68,41 @@ fn dormant_then_active_surface() {
 
     let r = a.tool(s, "herdr_link", json!({}));
     assert_eq!(r["ok"], true);
-    assert_eq!(r["result"], json!({"status":"active","capabilities":["start","peers","send","close"]}));
+    assert_eq!(
+        r["result"],
+        json!({"status":"active","capabilities":["start","peers","send","close"]})
+    );
     assert_eq!(r["active"], true);
     assert_eq!(r["tools_changed"], true);
     let again = a.tool(s, "herdr_link", json!({}));
     assert_eq!(again["result"], r["result"]);
-    assert_eq!(again["tools_changed"], false, "tools_changed is true exactly once");
+    assert_eq!(
+        again["tools_changed"], false,
+        "tools_changed is true exactly once"
+    );
     assert!(a.active(s));
 
     let p = a.present(s, "deferred");
-    let names: Vec<_> = p["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["herdr_link", "herdr_link_start", "herdr_link_peers", "herdr_link_send", "herdr_link_close"]);
-    assert_eq!(p["contract"].as_str().unwrap(), herdr_link::protocol::CONTRACT);
+    let names: Vec<_> = p["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "herdr_link",
+            "herdr_link_start",
+            "herdr_link_peers",
+            "herdr_link_send",
+            "herdr_link_close"
+        ]
+    );
+    assert_eq!(
+        p["contract"].as_str().unwrap(),
+        herdr_link::protocol::CONTRACT
+    );
     for t in p["tools"].as_array().unwrap() {
         assert_eq!(t["input_schema"]["type"], "object");
         assert!(!t["description"].as_str().unwrap().is_empty());
@@ -95,11 +128,15 @@ fn catalog_view_lists_everything_while_dormant() {
     let _g = serial();
     let _w = World::standard();
     let a = abi();
-    let c = std::ffi::CString::new(r#"{"session":"cat","style":"deferred","view":"catalog"}"#).unwrap();
+    let c =
+        std::ffi::CString::new(r#"{"session":"cat","style":"deferred","view":"catalog"}"#).unwrap();
     // SAFETY: valid C string.
     let p = a.take(unsafe { (a.presentation)(c.as_ptr()) });
     assert_eq!(p["tools"].as_array().unwrap().len(), 5);
-    assert!(p["contract"].is_null(), "catalog does not reveal the Contract while dormant");
+    assert!(
+        p["contract"].is_null(),
+        "catalog does not reveal the Contract while dormant"
+    );
 }
 
 #[test]
@@ -112,7 +149,11 @@ fn direct_tier1_call_activates_first() {
     assert_eq!(r["tools_changed"], true);
     assert_eq!(r["active"], true);
     // Even a failing Tier 1 call activates deterministically.
-    let r = a.tool("direct-2", "herdr_link_send", json!({"to": "ghost", "message": "x"}));
+    let r = a.tool(
+        "direct-2",
+        "herdr_link_send",
+        json!({"to": "ghost", "message": "x"}),
+    );
     assert_eq!(r["ok"], false);
     assert_eq!(r["error"]["code"], "PEER_NOT_FOUND");
     assert_eq!(r["tools_changed"], true);
@@ -130,12 +171,27 @@ fn malformed_requests_are_invalid_request() {
         (r#"{"tool":"herdr_link"}"#, "session"),
         (r#"{"session":"","tool":"herdr_link"}"#, "session"),
         (r#"{"session":"m","tool":7}"#, "tool"),
-        (r#"{"session":"m","tool":"herdr_link_wait","input":{}}"#, "unknown tool"),
+        (
+            r#"{"session":"m","tool":"herdr_link_wait","input":{}}"#,
+            "unknown tool",
+        ),
         (r#"{"session":"m","tool":"herdr_link","input":[]}"#, "input"),
-        (r#"{"session":"m","tool":"herdr_link","input":{"action":"fly"}}"#, "unknown gateway action"),
-        (r#"{"session":"m","tool":"herdr_link","input":{"action":null}}"#, "string"),
-        (r#"{"session":"m","tool":"herdr_link","input":{"action":"send","arguments":"x"}}"#, "arguments"),
-        (r#"{"session":"m","tool":"herdr_link","context_dir":5}"#, "context_dir"),
+        (
+            r#"{"session":"m","tool":"herdr_link","input":{"action":"fly"}}"#,
+            "unknown gateway action",
+        ),
+        (
+            r#"{"session":"m","tool":"herdr_link","input":{"action":null}}"#,
+            "string",
+        ),
+        (
+            r#"{"session":"m","tool":"herdr_link","input":{"action":"send","arguments":"x"}}"#,
+            "arguments",
+        ),
+        (
+            r#"{"session":"m","tool":"herdr_link","context_dir":5}"#,
+            "context_dir",
+        ),
     ];
     for (req, needle) in cases {
         let r = a.call_text(req);
@@ -147,7 +203,11 @@ fn malformed_requests_are_invalid_request() {
         assert_eq!(r["tools_changed"], false);
     }
     assert!(!a.active("m"), "a malformed request never activates");
-    assert!(w.calls().is_empty(), "nothing reached Herdr: {:?}", w.calls());
+    assert!(
+        w.calls().is_empty(),
+        "nothing reached Herdr: {:?}",
+        w.calls()
+    );
 }
 
 #[test]
@@ -187,9 +247,19 @@ fn null_and_invalid_utf8_everywhere() {
     // SAFETY: valid strings; NULL out pointer allowed.
     unsafe {
         assert_eq!((a.bash_guard)(s.as_ptr(), null, std::ptr::null_mut()), 0);
-        assert_eq!((a.bash_guard)(s.as_ptr(), cmd.as_ptr(), std::ptr::null_mut()), 2);
+        assert_eq!(
+            (a.bash_guard)(s.as_ptr(), cmd.as_ptr(), std::ptr::null_mut()),
+            2
+        );
         let mut bad_cmd = b"herdr agent wait \xff\0".to_vec();
-        assert_eq!((a.bash_guard)(s.as_ptr(), bad_cmd.as_mut_ptr().cast(), std::ptr::null_mut()), 2);
+        assert_eq!(
+            (a.bash_guard)(
+                s.as_ptr(),
+                bad_cmd.as_mut_ptr().cast(),
+                std::ptr::null_mut()
+            ),
+            2
+        );
     }
 }
 
@@ -219,5 +289,9 @@ fn guard_only_in_active_sessions() {
     assert_eq!(a.guard(s, cmds[2]), (0, None));
     assert_eq!(a.guard(s, "herdr agent prompt peer hello"), (0, None));
     a.start(s);
-    assert_eq!(a.guard(s, cmds[0]), (0, None), "a new session_start disengages the guard");
+    assert_eq!(
+        a.guard(s, cmds[0]),
+        (0, None),
+        "a new session_start disengages the guard"
+    );
 }

@@ -34,6 +34,9 @@ fn header_matches_the_source() {
         "hl_free",
         "hl_version",
     ] {
-        assert!(generated.contains(&format!("{f}(")), "{f} missing from the header");
+        assert!(
+            generated.contains(&format!("{f}(")),
+            "{f} missing from the header"
+        );
     }
 }

@@ -82,7 +82,10 @@ impl Abi {
     pub fn take(&self, p: *mut c_char) -> Value {
         assert!(!p.is_null(), "the library returned NULL");
         // SAFETY: a NUL-terminated string returned by the library, released right after.
-        let text = unsafe { CStr::from_ptr(p) }.to_str().expect("UTF-8").to_string();
+        let text = unsafe { CStr::from_ptr(p) }
+            .to_str()
+            .expect("UTF-8")
+            .to_string();
         unsafe { (self.free)(p) };
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
     }
@@ -123,7 +126,10 @@ impl Abi {
         let verdict = unsafe { (self.bash_guard)(s.as_ptr(), c.as_ptr(), &mut reason) };
         let text = (!reason.is_null()).then(|| {
             // SAFETY: returned by the library; freed right after.
-            let t = unsafe { CStr::from_ptr(reason) }.to_str().unwrap().to_string();
+            let t = unsafe { CStr::from_ptr(reason) }
+                .to_str()
+                .unwrap()
+                .to_string();
             unsafe { (self.free)(reason) };
             t
         });
@@ -183,7 +189,10 @@ impl World {
         let dir = std::env::temp_dir().join(format!(
             "herdr-link-test-{}-{}-{n}",
             std::process::id(),
-            std::thread::current().name().unwrap_or("t").replace("::", "-")
+            std::thread::current()
+                .name()
+                .unwrap_or("t")
+                .replace("::", "-")
         ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -244,7 +253,12 @@ impl World {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("spawn fake herdr");
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
         let out = child.wait_with_output().unwrap();
         assert!(
             out.status.success(),
@@ -256,17 +270,20 @@ impl World {
 
     /// Every argv the fake received (excluding its `fake` admin commands).
     pub fn argv_log(&self) -> Vec<Vec<String>> {
-        read_jsonl(&PathBuf::from(format!("{}.argv.jsonl", self.state.display())))
-            .into_iter()
-            .map(|v| {
-                v["argv"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|a| a.as_str().unwrap().to_string())
-                    .collect()
-            })
-            .collect()
+        read_jsonl(&PathBuf::from(format!(
+            "{}.argv.jsonl",
+            self.state.display()
+        )))
+        .into_iter()
+        .map(|v| {
+            v["argv"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
     }
 
     /// The argv log as space-joined strings, for readable assertions.
@@ -281,7 +298,10 @@ impl World {
 
     /// Prompts delivered so far.
     pub fn prompts(&self) -> Vec<Value> {
-        read_jsonl(&PathBuf::from(format!("{}.prompts.jsonl", self.state.display())))
+        read_jsonl(&PathBuf::from(format!(
+            "{}.prompts.jsonl",
+            self.state.display()
+        )))
     }
 
     /// Injects a fault for `area verb` (see fake-herdr/README.md).
@@ -321,7 +341,10 @@ pub fn has_raw_id(text: &str) -> bool {
     for i in 0..bytes.len() {
         if bytes[i] == b'w' && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric()) {
             let rest = &text[i + 1..];
-            let digits = rest.bytes().take_while(|b| b.is_ascii_alphanumeric()).count();
+            let digits = rest
+                .bytes()
+                .take_while(|b| b.is_ascii_alphanumeric())
+                .count();
             if digits > 0 && rest[digits..].starts_with(':') {
                 return true;
             }
@@ -348,7 +371,11 @@ pub fn children() -> Vec<u32> {
             if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
                 // pid (comm) state ppid ...
                 if let Some(after) = stat.rsplit_once(')').map(|(_, a)| a) {
-                    let ppid: u32 = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+                    let ppid: u32 = after
+                        .split_whitespace()
+                        .nth(1)
+                        .and_then(|p| p.parse().ok())
+                        .unwrap_or(0);
                     if ppid == me {
                         out.push(pid);
                     }

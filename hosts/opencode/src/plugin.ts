@@ -1,0 +1,143 @@
+// OpenCode glue for herdr-link: the single-gateway presentation.
+//
+// OpenCode gets one tool, `herdr_link`, whose description and argument schema
+// come from the library (hl_presentation, style "gateway"). Every call is
+// forwarded to hl_tool_call with the OpenCode session id as the session key;
+// activation, dispatch, validation and the Contract all live in the library.
+// The glue adds the library's Contract text to the system prompt of active
+// sessions through `experimental.chat.system.transform`.
+
+import { tool, type Hooks, type Plugin } from "@opencode-ai/plugin"
+import { loadLibrary, type HerdrLinkLibrary } from "./native.js"
+import { zodShapeFromJsonSchema } from "./schema.js"
+
+const GATEWAY_TOOL = "herdr_link"
+const STYLE = "gateway"
+
+interface ToolDef {
+  name: string
+  description: string
+  input_schema: unknown
+}
+interface Presentation {
+  tools: ToolDef[]
+  contract: string | null
+}
+type CallResponse =
+  | { ok: true; result: unknown; active?: boolean; tools_changed?: boolean }
+  | { ok: false; error: { code: string; message: string }; active?: boolean; tools_changed?: boolean }
+
+let instances = 0
+
+/** Herdr sets these in every managed pane; without them the library offers nothing either. */
+function inHerdrPane(env: NodeJS.ProcessEnv): boolean {
+  return env.HERDR_ENV === "1" && !!env.HERDR_BIN_PATH && !!env.HERDR_PANE_ID
+}
+
+function parseJson<T>(text: string, what: string): T {
+  try {
+    return JSON.parse(text) as T
+  } catch {
+    throw new Error(`herdr-link: ${what} returned text that is not JSON: ${text.slice(0, 200)}`)
+  }
+}
+
+/** The error the model sees: its message is the library's "CODE: reason" text. */
+class HerdrLinkError extends Error {
+  readonly code: string
+  constructor(code: string, message: string) {
+    super(message.startsWith(`${code}:`) ? message : `${code}: ${message}`)
+    this.name = "HerdrLinkError"
+    this.code = code
+  }
+}
+
+export const HerdrLinkPlugin: Plugin = async () => {
+  let lib: HerdrLinkLibrary
+  try {
+    lib = await loadLibrary()
+  } catch (err) {
+    // Outside Herdr the plugin is a no-op whether or not the library is installed.
+    if (!inHerdrPane(process.env)) return {}
+    throw err
+  }
+
+  // Session keys are scoped to this plugin instance, so a new instance (an
+  // OpenCode restart or reload) starts with every session dormant.
+  const instance = `opencode:${process.pid}.${++instances}.${Date.now().toString(36)}`
+  const sessionKey = (sessionID: string) => `${instance}:${sessionID}`
+
+  const catalog = parseJson<Presentation>(
+    lib.presentation(JSON.stringify({ session: instance, style: STYLE, view: "catalog" })),
+    "hl_presentation",
+  )
+  if (!Array.isArray(catalog.tools) || catalog.tools.length === 0) return {} // not in Herdr
+  const gateway = catalog.tools.find((t) => t.name === GATEWAY_TOOL)
+  if (!gateway) {
+    throw new Error(`herdr-link: the library's gateway presentation has no ${GATEWAY_TOOL} tool`)
+  }
+
+  // Starts the library's background self-naming for this process (never blocks).
+  lib.sessionStart(instance)
+
+  const known = new Set<string>()
+  const register = (sessionID: string): string => {
+    const key = sessionKey(sessionID)
+    if (!known.has(sessionID)) {
+      known.add(sessionID)
+      lib.sessionStart(key)
+    }
+    return key
+  }
+
+  const hooks: Hooks = {
+    tool: {
+      [GATEWAY_TOOL]: tool({
+        description: gateway.description,
+        args: zodShapeFromJsonSchema(tool.schema, gateway.input_schema),
+        async execute(args, context) {
+          if (!context?.sessionID) {
+            throw new HerdrLinkError("INVALID_REQUEST", "herdr_link was called without a session id")
+          }
+          const request: Record<string, unknown> = {
+            session: register(context.sessionID),
+            tool: GATEWAY_TOOL,
+            input: args ?? {},
+          }
+          if (context.directory) request.context_dir = context.directory
+          const response = parseJson<CallResponse>(await lib.toolCall(JSON.stringify(request)), "hl_tool_call")
+          if (response.ok) return JSON.stringify(response.result)
+          throw new HerdrLinkError(response.error.code, response.error.message)
+        },
+      }),
+    },
+
+    "experimental.chat.system.transform": async (input, output) => {
+      const sessionID = input?.sessionID
+      if (!sessionID || !known.has(sessionID)) return // unknown sessions are dormant
+      const view = parseJson<Presentation>(
+        lib.presentation(JSON.stringify({ session: sessionKey(sessionID), style: STYLE })),
+        "hl_presentation",
+      )
+      const contract = view.contract
+      if (typeof contract !== "string" || contract === "") return
+      if (output.system.some((part) => typeof part === "string" && part.includes(contract))) return
+      output.system.push(contract)
+    },
+
+    event: async ({ event }) => {
+      if (event.type !== "session.deleted") return
+      const sessionID = event.properties.info.id
+      if (known.delete(sessionID)) lib.sessionEnd(sessionKey(sessionID))
+    },
+
+    dispose: async () => {
+      for (const sessionID of known) lib.sessionEnd(sessionKey(sessionID))
+      known.clear()
+      lib.sessionEnd(instance)
+    },
+  }
+  return hooks
+}
+
+export default HerdrLinkPlugin
