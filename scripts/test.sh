@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Every test of the project, from a fresh machine that has the Rust toolchain, python3, node and
+# npm: formatting and lints, the Rust unit and integration tests (the C ABI against the bundled
+# fake Herdr), then each host's tests in its real runtime (C + valgrind, Python, Pi, OpenCode)
+# and the MCP server with an official MCP client. Anything a test needs that is missing is
+# installed here or is an error: nothing is skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$(pwd)"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "rustfmt and clippy"
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "build: the plugin (cdylib + header), the herdr-link binary and the fake Herdr"
+cargo build --workspace --all-targets
+target="${CARGO_TARGET_DIR:-$repo/target}/debug"
+export HERDR_LINK_LIB="$target/libherdr_link.so"
+export HERDR_FAKE_BIN="$target/herdr"
+export HERDR_LINK_BIN="$target/herdr-link"
+
+step "Rust tests (unit, C ABI integration, fake Herdr, MCP edge cases, header drift)"
+cargo test --workspace
+
+step "demo"
+cargo run --quiet --example two_agents >/dev/null
+
+for host in hosts/c hosts/python hosts/opencode hosts/pi; do
+  step "host tests: $host"
+  bash "$host/run-tests.sh"
+done
+
+step "MCP server with an official MCP client"
+bash tests/mcp/run.sh
+
+step "all tests passed"
