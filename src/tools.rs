@@ -189,9 +189,10 @@ pub fn call(
     let herdr = Herdr::new(&herdr_env);
     let result = match route {
         Route::Activate => Ok(activation_result()),
-        Route::Run(op, args) => {
-            run(op, &herdr, &herdr_env.pane_id, &args, context_dir).map_err(CallError::from)
-        }
+        Route::Run(op, args) => contained(op, || {
+            run(op, &herdr, &herdr_env.pane_id, &args, context_dir)
+        })
+        .map_err(CallError::from),
     };
     let trace = herdr.take_trace();
     log(
@@ -231,6 +232,16 @@ fn log(
         detail: &detail,
         elapsed: started.elapsed(),
     });
+}
+
+/// Runs an operation; an unexpected failure inside it (a panic) becomes the operation's fallback
+/// code instead of escaping, like any other unclassified failure.
+fn contained(
+    op: Operation,
+    f: impl FnOnce() -> Result<Value, LinkError>,
+) -> Result<Value, LinkError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(op.fallback(format!("unexpected failure during {}", op.action()))))
 }
 
 fn str_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
@@ -363,5 +374,31 @@ pub fn presentation_json(request: &str) -> Value {
             "contract": null,
             "error": {"code": "INVALID_REQUEST", "message": format!("INVALID_REQUEST: {m}")},
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unexpected_failures_get_the_operation_fallback() {
+        let cases = [
+            (Operation::Start, "START_FAILED"),
+            (Operation::Peers, "NOT_IN_HERDR"),
+            (Operation::Send, "SEND_FAILED"),
+            (Operation::Close, "CLOSE_FAILED"),
+        ];
+        for (op, code) in cases {
+            let e = contained(op, || panic!("boom")).unwrap_err();
+            assert_eq!(e.code(), code);
+            assert!(!e.agent_text().contains("boom"));
+        }
+        let classified = contained(Operation::Send, || Err(LinkError::NotInHerdr("x".into())));
+        assert_eq!(
+            classified.unwrap_err().code(),
+            "NOT_IN_HERDR",
+            "classified errors pass through"
+        );
     }
 }
