@@ -1,0 +1,1158 @@
+//! POSIX shell lexer for the guard: splits text into words and simple
+//! commands, and descends into command substitutions, heredoc bodies and
+//! parameter expansions. Each simple command is handed to the analysis
+//! (`analyze.rs`) as soon as it ends.
+//!
+//! Every byte of the input is consumed once per nesting level, and nesting is
+//! capped at [`MAX_DEPTH`], so the cost is linear in the input length.
+//!
+//! Word values are kept as bytes after quote removal. Parts whose value is not
+//! known here are replaced by sentinel bytes: [`S_ANY`] for an expansion,
+//! [`S_STAR`] / [`S_ONE`] for unquoted glob characters.
+
+use super::analyze::W;
+use super::Verdict;
+
+/// Deepest nesting of substitutions, `${...}` and re-parsed scripts
+/// (`sh -c`, `eval`, ...) analysed before giving up and falling back to the
+/// word-sequence rule.
+pub(super) const MAX_DEPTH: u32 = 32;
+
+/// Work allowed for re-analysis (re-parsed scripts, heredoc bodies, rebuilt
+/// word lists), as a multiple of the input length plus a constant. Beyond
+/// it the word-sequence rule decides, which keeps chains such as
+/// `eval eval eval ...` linear.
+const BUDGET_FACTOR: usize = 2;
+const BUDGET_BASE: usize = 64 * 1024;
+
+/// Word flag: contains an expansion whose value is unknown here.
+pub(super) const DYN: u16 = 1;
+/// Word flag: may expand to zero or several words (unquoted expansion,
+/// `"$@"`, brace expansion).
+pub(super) const SPLIT: u16 = 1 << 1;
+/// Word flag: contains unquoted glob characters.
+pub(super) const GLOB: u16 = 1 << 2;
+/// Word flag: a `NAME=value` assignment.
+pub(super) const ASSIGN: u16 = 1 << 3;
+/// Word flag: the word is one expansion of `HERDR_BIN_PATH`.
+pub(super) const HVAR: u16 = 1 << 4;
+/// Word flag: some part of the word was quoted or escaped.
+pub(super) const QUOTED: u16 = 1 << 5;
+/// Word flag: the word was an IO number (`2` in `2>&1`) and was dropped.
+pub(super) const IO_NUMBER: u16 = 1 << 6;
+/// Word flag: the word is a redirection target, not an argument.
+pub(super) const REDIR: u16 = 1 << 7;
+/// Word flag: the word is a here-string (`<<< word`).
+pub(super) const HERESTR: u16 = 1 << 8;
+
+/// Sentinel byte: an expansion (any string).
+pub(super) const S_ANY: u8 = 0;
+/// Sentinel byte: an unquoted `*` (any string).
+pub(super) const S_STAR: u8 = 1;
+/// Sentinel byte: an unquoted `?` or bracket expression (one character).
+pub(super) const S_ONE: u8 = 2;
+
+/// Why the analysis stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stop {
+    /// The text does not parse (unbalanced quotes, unclosed `$(`, ...).
+    Broken,
+    /// Nesting deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// The verdict is already the strongest one; nothing more to learn.
+    Done,
+}
+
+/// Result type of the lexer and analysis steps.
+pub(super) type R<T = ()> = Result<T, Stop>;
+
+/// What ends a command list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Term {
+    /// The end of the text.
+    Eof,
+    /// An unmatched `)` (the end of `$(...)`, `<(...)`, `>(...)`).
+    Paren,
+}
+
+/// A heredoc whose body has not been read yet.
+struct Heredoc {
+    delim: Vec<u8>,
+    strip_tabs: bool,
+    /// Unquoted delimiter: the body undergoes expansions.
+    expand: bool,
+    /// Id of the simple command the heredoc belongs to.
+    cmd: u32,
+    /// That command is a shell reading its script from standard input.
+    script: bool,
+}
+
+/// One word of a simple command: a byte range of [`Cmd::buf`] and flags.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Span {
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) f: u16,
+}
+
+/// The simple command being collected.
+pub(super) struct Cmd {
+    pub(super) buf: Vec<u8>,
+    pub(super) words: Vec<Span>,
+    pub(super) id: u32,
+    /// Standard input comes from a pipe.
+    pub(super) piped_in: bool,
+}
+
+/// Lexer and analysis state over one text (the whole command, or a script
+/// re-parsed from a word such as the argument of `sh -c`).
+pub(super) struct Parser<'s> {
+    src: &'s [u8],
+    pos: usize,
+    pub(super) depth: u32,
+    /// Strongest verdict found so far.
+    pub(super) verdict: Verdict,
+    /// A shell reads its script from a pipe: the caller must also apply the
+    /// word-sequence rule to the whole text.
+    pub(super) stdin_script: bool,
+    heredocs: Vec<Heredoc>,
+    next_id: u32,
+    /// Reused allocation for the words handed to the analysis.
+    w_scratch: Vec<W<'static>>,
+    /// Remaining re-analysis work, shared with sub-parsers.
+    budget: usize,
+    /// Expansions seen in the current word.
+    exp_count: u32,
+    /// One of them was `HERDR_BIN_PATH`.
+    exp_herdr: bool,
+    /// Test hook: every simple command, as rendered words.
+    #[cfg(test)]
+    pub(super) trace: Vec<Vec<String>>,
+    /// Test hook: only lex, do not analyse.
+    #[cfg(test)]
+    pub(super) lex_only: bool,
+}
+
+fn is_name_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_'
+}
+
+fn is_name_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// `NAME` or `NAME+` (the part before `=` of an assignment).
+fn valid_assign_name(name: &[u8]) -> bool {
+    let name = name.strip_suffix(b"+").unwrap_or(name);
+    match name.split_first() {
+        Some((&first, rest)) => is_name_start(first) && rest.iter().all(|&c| is_name_char(c)),
+        None => false,
+    }
+}
+
+/// Bytes that need no attention inside an unquoted word (class 1), inside
+/// double quotes (class 2), or both (class 3).
+static CLASS: [u8; 256] = {
+    let mut t = [3u8; 256];
+    let word_special = b" \t\r\n;&|()<>'\"`\\$*?[{}=\0";
+    let mut i = 0;
+    while i < word_special.len() {
+        t[word_special[i] as usize] &= !1;
+        i += 1;
+    }
+    let dquote_special = b"\"\\$`\0";
+    let mut i = 0;
+    while i < dquote_special.len() {
+        t[dquote_special[i] as usize] &= !2;
+        i += 1;
+    }
+    t
+};
+
+/// Empties a word list and returns its allocation for words of another
+/// lifetime (the in-place `collect` reuses the buffer).
+fn recycle<'b>(mut v: Vec<W<'_>>) -> Vec<W<'b>> {
+    v.clear();
+    v.into_iter().map(|_| -> W<'b> { unreachable!() }).collect()
+}
+
+/// Length of the run of bytes of class `class` at the start of `s`.
+fn run_len(s: &[u8], class: u8) -> usize {
+    s.iter()
+        .position(|&c| CLASS[c as usize] & class == 0)
+        .unwrap_or(s.len())
+}
+
+fn hex_val(c: u8) -> Option<u32> {
+    (c as char).to_digit(16)
+}
+
+impl<'s> Parser<'s> {
+    /// A parser over `src` starting at nesting depth `depth`.
+    pub(super) fn new(src: &'s [u8], depth: u32) -> Self {
+        Parser {
+            src,
+            pos: 0,
+            depth,
+            verdict: Verdict::Allow,
+            stdin_script: false,
+            heredocs: Vec::new(),
+            w_scratch: Vec::new(),
+            next_id: 0,
+            budget: src.len().saturating_mul(BUDGET_FACTOR) + BUDGET_BASE,
+            exp_count: 0,
+            exp_herdr: false,
+            #[cfg(test)]
+            trace: Vec::new(),
+            #[cfg(test)]
+            lex_only: false,
+        }
+    }
+
+    /// Parses and analyses the whole text as a script.
+    pub(super) fn parse_script(&mut self) -> R {
+        self.parse_list(Term::Eof)
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.src.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, off: usize) -> Option<u8> {
+        self.src.get(self.pos + off).copied()
+    }
+
+    fn enter(&mut self) -> R {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            Err(Stop::TooDeep)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// Raises the verdict; the strongest verdict stops the analysis.
+    pub(super) fn bump(&mut self, v: Verdict) -> R {
+        self.verdict = self.verdict.max(v);
+        if self.verdict == Verdict::BlockEndTurn {
+            Err(Stop::Done)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn new_cmd(&mut self, top: bool) -> Cmd {
+        self.next_id = self.next_id.wrapping_add(1);
+        let (bytes, words) = if top {
+            (self.src.len().min(512), 16)
+        } else {
+            (0, 0)
+        };
+        Cmd {
+            buf: Vec::with_capacity(bytes),
+            words: Vec::with_capacity(words),
+            id: self.next_id,
+            piped_in: false,
+        }
+    }
+
+    /// Analyses `text` as a script (`script`) or as an expanding heredoc
+    /// body, one level deeper, and merges the findings.
+    pub(super) fn sub_parse(&mut self, text: &[u8], script: bool) -> R {
+        if self.depth + 1 > MAX_DEPTH {
+            return Err(Stop::TooDeep);
+        }
+        self.spend(text.len())?;
+        let mut sub = Parser::new(text, self.depth + 1);
+        sub.budget = self.budget;
+        let result = if script {
+            sub.parse_list(Term::Eof)
+        } else {
+            let mut scratch = Vec::new();
+            let mut f = 0;
+            sub.dquote(&mut scratch, &mut f, false)
+        };
+        self.verdict = self.verdict.max(sub.verdict);
+        self.stdin_script |= sub.stdin_script;
+        self.budget = sub.budget;
+        result
+    }
+
+    /// Takes `cost` from the re-analysis budget.
+    pub(super) fn spend(&mut self, cost: usize) -> R {
+        match self.budget.checked_sub(cost) {
+            Some(rest) => {
+                self.budget = rest;
+                Ok(())
+            }
+            None => Err(Stop::TooDeep),
+        }
+    }
+
+    /// Skips spaces, tabs, carriage returns and line continuations.
+    fn skip_blanks(&mut self) {
+        loop {
+            match self.peek() {
+                Some(b' ' | b'\t' | b'\r') => self.pos += 1,
+                Some(b'\\') if self.peek_at(1) == Some(b'\n') => self.pos += 2,
+                _ => return,
+            }
+        }
+    }
+
+    /// Skips a comment up to (not including) the newline.
+    fn skip_comment(&mut self) {
+        match self.src[self.pos..].iter().position(|&c| c == b'\n') {
+            Some(i) => self.pos += i,
+            None => self.pos = self.src.len(),
+        }
+    }
+
+    /// Parses a list of commands up to `term`.
+    fn parse_list(&mut self, term: Term) -> R {
+        let mut cmd = self.new_cmd(term == Term::Eof);
+        let mut paren: u32 = 0;
+        let mut case_depth: u32 = 0;
+        loop {
+            self.skip_blanks();
+            let Some(c) = self.peek() else {
+                self.finish(&mut cmd)?;
+                if term == Term::Paren || paren > 0 {
+                    return Err(Stop::Broken);
+                }
+                return Ok(());
+            };
+            match c {
+                b'\n' => {
+                    self.pos += 1;
+                    self.finish(&mut cmd)?;
+                    self.heredoc_bodies()?;
+                }
+                b'#' => self.skip_comment(),
+                b';' => {
+                    // `;`, `;;`, `;&`, `;;&`
+                    self.pos += 1;
+                    while matches!(self.peek(), Some(b';' | b'&')) {
+                        self.pos += 1;
+                    }
+                    self.finish(&mut cmd)?;
+                }
+                b'&' if self.peek_at(1) == Some(b'>') => self.redirect(&mut cmd)?,
+                b'&' => {
+                    self.pos += 1;
+                    if self.peek() == Some(b'&') {
+                        self.pos += 1;
+                    }
+                    self.finish(&mut cmd)?;
+                }
+                b'|' => {
+                    self.pos += 1;
+                    let piped = match self.peek() {
+                        Some(b'|') => {
+                            self.pos += 1;
+                            false
+                        }
+                        Some(b'&') => {
+                            self.pos += 1;
+                            true
+                        }
+                        _ => true,
+                    };
+                    self.finish(&mut cmd)?;
+                    if piped {
+                        cmd.piped_in = true;
+                    }
+                }
+                b'(' => {
+                    self.pos += 1;
+                    self.finish(&mut cmd)?;
+                    paren += 1;
+                }
+                b')' => {
+                    self.pos += 1;
+                    self.finish(&mut cmd)?;
+                    if paren > 0 {
+                        paren -= 1;
+                    } else if case_depth > 0 {
+                        // end of a `case` pattern
+                    } else if term == Term::Paren {
+                        return Ok(());
+                    } else {
+                        return Err(Stop::Broken);
+                    }
+                }
+                b'<' | b'>' => self.redirect(&mut cmd)?,
+                _ => {
+                    let start = cmd.buf.len();
+                    let before = self.pos;
+                    let f = self.read_word(&mut cmd.buf, true)?;
+                    if self.pos == before {
+                        return Err(Stop::Broken);
+                    }
+                    if f & IO_NUMBER != 0 {
+                        continue;
+                    }
+                    if cmd.words.is_empty() && f == 0 {
+                        match &cmd.buf[start..] {
+                            b"case" => case_depth += 1,
+                            b"esac" => case_depth = case_depth.saturating_sub(1),
+                            _ => {}
+                        }
+                    }
+                    cmd.words.push(Span {
+                        start,
+                        end: cmd.buf.len(),
+                        f,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Ends the current simple command: analyses it and starts a new one.
+    fn finish(&mut self, cmd: &mut Cmd) -> R {
+        if cmd.words.is_empty() {
+            return Ok(());
+        }
+        #[cfg(test)]
+        self.trace.push(
+            cmd.words
+                .iter()
+                .filter(|s| s.f & REDIR == 0)
+                .map(|s| render(&cmd.buf[s.start..s.end]))
+                .collect(),
+        );
+        #[cfg(test)]
+        if self.lex_only {
+            cmd.buf.clear();
+            cmd.words.clear();
+            return Ok(());
+        }
+        let mut words = recycle(std::mem::take(&mut self.w_scratch));
+        words.extend(cmd.words.iter().filter(|s| s.f & REDIR == 0).map(|s| W {
+            b: &cmd.buf[s.start..s.end],
+            f: s.f,
+        }));
+        let bare_shell = self.command(&words);
+        self.w_scratch = recycle(words);
+        let bare_shell = bare_shell?;
+        if bare_shell {
+            if cmd.piped_in {
+                self.stdin_script = true;
+            }
+            for hd in self.heredocs.iter_mut().filter(|h| h.cmd == cmd.id) {
+                hd.script = true;
+            }
+            for s in cmd.words.iter().filter(|s| s.f & HERESTR != 0) {
+                self.sub_parse(&cmd.buf[s.start..s.end], true)?;
+            }
+        }
+        self.next_id = self.next_id.wrapping_add(1);
+        cmd.id = self.next_id;
+        cmd.buf.clear();
+        cmd.words.clear();
+        cmd.piped_in = false;
+        Ok(())
+    }
+
+    /// Reads a redirection operator and its target (or registers a heredoc).
+    fn redirect(&mut self, cmd: &mut Cmd) -> R {
+        let s = &self.src[self.pos..];
+        if s.len() >= 2 && (s[0] == b'<' || s[0] == b'>') && s[1] == b'(' {
+            // Process substitution used as an argument.
+            self.process_subst(cmd, 0)?;
+            return Ok(());
+        }
+        enum Kind {
+            Plain,
+            HereStr,
+            HereDoc(bool),
+        }
+        let (len, kind) = match s {
+            [b'<', b'<', b'<', ..] => (3, Kind::HereStr),
+            [b'<', b'<', b'-', ..] => (3, Kind::HereDoc(true)),
+            [b'<', b'<', ..] => (2, Kind::HereDoc(false)),
+            [b'&', b'>', b'>', ..] => (3, Kind::Plain),
+            [b'<', b'>' | b'&', ..] | [b'>', b'>' | b'&' | b'|', ..] | [b'&', b'>', ..] => {
+                (2, Kind::Plain)
+            }
+            _ => (1, Kind::Plain),
+        };
+        self.pos += len;
+        self.skip_blanks();
+        match kind {
+            Kind::HereDoc(strip_tabs) => {
+                let (delim, quoted) = self.read_delim()?;
+                self.heredocs.push(Heredoc {
+                    delim,
+                    strip_tabs,
+                    expand: !quoted,
+                    cmd: cmd.id,
+                    script: false,
+                });
+                Ok(())
+            }
+            Kind::HereStr | Kind::Plain => {
+                let extra = if matches!(kind, Kind::HereStr) {
+                    REDIR | HERESTR
+                } else {
+                    REDIR
+                };
+                let s = &self.src[self.pos..];
+                if s.len() >= 2 && (s[0] == b'<' || s[0] == b'>') && s[1] == b'(' {
+                    return self.process_subst(cmd, extra);
+                }
+                match self.peek() {
+                    None | Some(b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>' | b'#') => {
+                        return Err(Stop::Broken)
+                    }
+                    _ => {}
+                }
+                let start = cmd.buf.len();
+                let before = self.pos;
+                let f = self.read_word(&mut cmd.buf, false)?;
+                if self.pos == before || f & IO_NUMBER != 0 {
+                    return Err(Stop::Broken);
+                }
+                cmd.words.push(Span {
+                    start,
+                    end: cmd.buf.len(),
+                    f: f | extra,
+                });
+                Ok(())
+            }
+        }
+    }
+
+    /// `<(...)` or `>(...)`: analyses the list and adds an unknown word.
+    fn process_subst(&mut self, cmd: &mut Cmd, extra: u16) -> R {
+        self.pos += 2;
+        self.enter()?;
+        self.parse_list(Term::Paren)?;
+        self.leave();
+        let start = cmd.buf.len();
+        cmd.buf.push(S_ANY);
+        cmd.words.push(Span {
+            start,
+            end: start + 1,
+            f: DYN | extra,
+        });
+        Ok(())
+    }
+
+    /// Reads a heredoc delimiter word: quote removal, no expansion.
+    fn read_delim(&mut self) -> R<(Vec<u8>, bool)> {
+        let mut d = Vec::new();
+        let mut quoted = false;
+        let begin = self.pos;
+        while let Some(c) = self.peek() {
+            match c {
+                b' ' | b'\t' | b'\r' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>' => {
+                    break
+                }
+                b'\'' => {
+                    self.pos += 1;
+                    quoted = true;
+                    let rest = &self.src[self.pos..];
+                    let end = rest.iter().position(|&c| c == b'\'').ok_or(Stop::Broken)?;
+                    d.extend_from_slice(&rest[..end]);
+                    self.pos += end + 1;
+                }
+                b'"' => {
+                    self.pos += 1;
+                    quoted = true;
+                    loop {
+                        let c = self.peek().ok_or(Stop::Broken)?;
+                        self.pos += 1;
+                        match c {
+                            b'"' => break,
+                            b'\\' => match self.peek() {
+                                Some(n @ (b'$' | b'`' | b'"' | b'\\')) => {
+                                    d.push(n);
+                                    self.pos += 1;
+                                }
+                                Some(b'\n') => self.pos += 1,
+                                _ => d.push(b'\\'),
+                            },
+                            _ => d.push(c),
+                        }
+                    }
+                }
+                b'\\' => {
+                    quoted = true;
+                    self.pos += 1;
+                    if let Some(n) = self.peek() {
+                        d.push(n);
+                        self.pos += 1;
+                    }
+                }
+                _ => {
+                    d.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        if self.pos == begin {
+            return Err(Stop::Broken);
+        }
+        Ok((d, quoted))
+    }
+
+    /// Reads the bodies of the pending heredocs, starting after a newline.
+    /// Bodies fed to a shell are analysed as scripts; bodies with an unquoted
+    /// delimiter are scanned for substitutions; others are skipped.
+    fn heredoc_bodies(&mut self) -> R {
+        if self.heredocs.is_empty() {
+            return Ok(());
+        }
+        let docs = std::mem::take(&mut self.heredocs);
+        let src = self.src;
+        for hd in &docs {
+            let body_start = self.pos;
+            let mut body_end = src.len();
+            while self.pos < src.len() {
+                let ls = self.pos;
+                let le = src[ls..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(src.len(), |i| ls + i);
+                self.pos = (le + 1).min(src.len());
+                let mut line = &src[ls..le];
+                if hd.strip_tabs {
+                    while let [b'\t', rest @ ..] = line {
+                        line = rest;
+                    }
+                }
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                if line == hd.delim.as_slice() {
+                    body_end = ls;
+                    break;
+                }
+            }
+            let body = &src[body_start..body_end];
+            if hd.script {
+                self.sub_parse(body, true)?;
+            } else if hd.expand {
+                self.sub_parse(body, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads one word into `out` and returns its flags. The caller ensures
+    /// the current byte starts a word.
+    fn read_word(&mut self, out: &mut Vec<u8>, allow_array: bool) -> R<u16> {
+        let start = out.len();
+        let saved = (self.exp_count, self.exp_herdr);
+        self.exp_count = 0;
+        self.exp_herdr = false;
+        let mut f: u16 = 0;
+        // Assignment detection: 0 scanning the name, 1 assignment, 2 not.
+        let mut asg: u8 = 0;
+        let mut asg_end = usize::MAX;
+        // Brace expansion: 0 none, 1 after `{`, 2 after `{` and `,` or `..`.
+        let mut brace: u8 = 0;
+        while let Some(c) = self.peek() {
+            // Fast path: a run of ordinary bytes.
+            let run = run_len(&self.src[self.pos..], 1);
+            if run > 0 {
+                let bytes = &self.src[self.pos..self.pos + run];
+                if asg == 0 && !bytes.iter().all(|&c| is_name_char(c) || c == b'+') {
+                    asg = 2;
+                }
+                if brace == 1
+                    && bytes
+                        .iter()
+                        .enumerate()
+                        .any(|(k, &c)| c == b',' || (c == b'.' && bytes.get(k + 1) == Some(&b'.')))
+                {
+                    brace = 2;
+                }
+                out.extend_from_slice(bytes);
+                self.pos += run;
+                continue;
+            }
+            match c {
+                b' ' | b'\t' | b'\r' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>' => {
+                    if c == b'(' && allow_array && asg == 1 && out.len() == asg_end {
+                        self.pos += 1;
+                        self.array_value()?;
+                        continue;
+                    }
+                    if (c == b'<' || c == b'>')
+                        && f == 0
+                        && out.len() > start
+                        && out[start..].iter().all(u8::is_ascii_digit)
+                    {
+                        out.truncate(start);
+                        (self.exp_count, self.exp_herdr) = saved;
+                        return Ok(IO_NUMBER);
+                    }
+                    break;
+                }
+                b'\\' => {
+                    match self.peek_at(1) {
+                        Some(b'\n') => self.pos += 2,
+                        Some(d) => {
+                            out.push(d);
+                            self.pos += 2;
+                            f |= QUOTED;
+                        }
+                        None => {
+                            out.push(b'\\');
+                            self.pos += 1;
+                        }
+                    }
+                    if asg == 0 {
+                        asg = 2;
+                    }
+                }
+                b'\'' => {
+                    self.pos += 1;
+                    self.single(out, &mut f)?;
+                    f |= QUOTED;
+                    if asg == 0 {
+                        asg = 2;
+                    }
+                }
+                b'"' => {
+                    self.pos += 1;
+                    self.dquote(out, &mut f, true)?;
+                    f |= QUOTED;
+                    if asg == 0 {
+                        asg = 2;
+                    }
+                }
+                b'$' => {
+                    self.dollar(out, &mut f, true)?;
+                    if asg == 0 {
+                        asg = 2;
+                    }
+                }
+                b'`' => {
+                    self.backtick(out, &mut f, true)?;
+                    if asg == 0 {
+                        asg = 2;
+                    }
+                }
+                b'*' | b'?' => {
+                    self.pos += 1;
+                    out.push(if c == b'*' { S_STAR } else { S_ONE });
+                    f |= GLOB;
+                    if asg == 0 {
+                        asg = 2;
+                    }
+                }
+                b'[' => {
+                    match self.bracket_len() {
+                        Some(len) => {
+                            self.pos += len;
+                            out.push(S_ONE);
+                            f |= GLOB;
+                        }
+                        None => {
+                            self.pos += 1;
+                            out.push(b'[');
+                        }
+                    }
+                    if asg == 0 {
+                        asg = 2;
+                    }
+                }
+                S_ANY => {
+                    // Sentinel carried into a re-parsed script: unknown value.
+                    self.pos += 1;
+                    out.push(S_ANY);
+                    f |= DYN | SPLIT;
+                    if asg == 0 {
+                        asg = 2;
+                    }
+                }
+                _ => {
+                    self.pos += 1;
+                    if asg == 0 {
+                        if c == b'=' {
+                            if valid_assign_name(&out[start..]) {
+                                asg = 1;
+                                asg_end = out.len() + 1;
+                            } else {
+                                asg = 2;
+                            }
+                        } else if !(is_name_char(c) || c == b'+') {
+                            asg = 2;
+                        }
+                    }
+                    match c {
+                        b'{' if brace == 0 => brace = 1,
+                        b'}' if brace == 2 => f |= DYN | SPLIT,
+                        _ => {}
+                    }
+                    out.push(c);
+                }
+            }
+        }
+        if asg == 1 {
+            f |= ASSIGN;
+        }
+        if self.exp_count == 1 && self.exp_herdr && out[start..] == [S_ANY] {
+            f |= HVAR;
+        }
+        (self.exp_count, self.exp_herdr) = saved;
+        Ok(f)
+    }
+
+    /// Length of a bracket expression `[...]` at the current position, if
+    /// one closes within 16 bytes on the same plain word.
+    fn bracket_len(&self) -> Option<usize> {
+        let s = &self.src[self.pos + 1..];
+        let s = &s[..s.len().min(16)];
+        let mut i = 0;
+        if matches!(s.first(), Some(b'!' | b'^')) {
+            i = 1;
+        }
+        if s.get(i) == Some(&b']') {
+            i += 1;
+        }
+        while i < s.len() {
+            match s[i] {
+                b']' => return Some(i + 2),
+                b' ' | b'\t' | b'\r' | b'\n' | b';' | b'&' | b'|' | b'(' | b')' | b'<' | b'>'
+                | b'\'' | b'"' | b'\\' | b'$' | b'`' => return None,
+                _ => i += 1,
+            }
+        }
+        None
+    }
+
+    /// The `( ... )` of an array assignment `NAME=( ... )`; the elements are
+    /// values, but their substitutions are still analysed.
+    fn array_value(&mut self) -> R {
+        let mut scratch = Vec::new();
+        loop {
+            loop {
+                self.skip_blanks();
+                match self.peek() {
+                    Some(b'\n') => self.pos += 1,
+                    Some(b'#') => self.skip_comment(),
+                    _ => break,
+                }
+            }
+            match self.peek() {
+                None | Some(b';' | b'&' | b'|' | b'(' | b'<' | b'>') => return Err(Stop::Broken),
+                Some(b')') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => {
+                    let before = self.pos;
+                    self.read_word(&mut scratch, false)?;
+                    if self.pos == before {
+                        return Err(Stop::Broken);
+                    }
+                    scratch.clear();
+                }
+            }
+        }
+    }
+
+    /// The inside of `'...'` (after the opening quote).
+    fn single(&mut self, out: &mut Vec<u8>, f: &mut u16) -> R {
+        let rest = &self.src[self.pos..];
+        let end = rest.iter().position(|&c| c == b'\'').ok_or(Stop::Broken)?;
+        let content = &rest[..end];
+        if content.contains(&S_ANY) {
+            *f |= DYN;
+        }
+        out.extend_from_slice(content);
+        self.pos += end + 1;
+        Ok(())
+    }
+
+    /// The inside of `"..."` (after the opening quote) when `terminated`;
+    /// otherwise an expanding heredoc body up to the end of the text.
+    fn dquote(&mut self, out: &mut Vec<u8>, f: &mut u16, terminated: bool) -> R {
+        loop {
+            let run = run_len(&self.src[self.pos..], 2);
+            if run > 0 {
+                out.extend_from_slice(&self.src[self.pos..self.pos + run]);
+                self.pos += run;
+            }
+            let Some(c) = self.peek() else {
+                return if terminated {
+                    Err(Stop::Broken)
+                } else {
+                    Ok(())
+                };
+            };
+            match c {
+                b'"' if terminated => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                b'\\' => match self.peek_at(1) {
+                    Some(b'\n') => self.pos += 2,
+                    Some(d @ (b'$' | b'`' | b'"' | b'\\')) => {
+                        out.push(d);
+                        self.pos += 2;
+                    }
+                    _ => {
+                        out.push(b'\\');
+                        self.pos += 1;
+                    }
+                },
+                b'$' => self.dollar(out, f, false)?,
+                b'`' => self.backtick(out, f, false)?,
+                S_ANY => {
+                    self.pos += 1;
+                    out.push(S_ANY);
+                    *f |= DYN;
+                }
+                _ => {
+                    out.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    /// Records an expansion in the current word.
+    fn expansion(&mut self, out: &mut Vec<u8>, f: &mut u16, split: bool, herdr: bool) {
+        out.push(S_ANY);
+        *f |= DYN;
+        if split {
+            *f |= SPLIT;
+        }
+        self.exp_count += 1;
+        if herdr {
+            self.exp_herdr = true;
+        }
+    }
+
+    /// Something starting with `$` (the current byte).
+    fn dollar(&mut self, out: &mut Vec<u8>, f: &mut u16, unquoted: bool) -> R {
+        match self.peek_at(1) {
+            Some(b'(') => {
+                // `$(...)` and `$((...))`: the inner `(` of arithmetic is
+                // balanced by the list's own parenthesis counting.
+                self.pos += 2;
+                self.enter()?;
+                self.parse_list(Term::Paren)?;
+                self.leave();
+                self.expansion(out, f, unquoted, false);
+            }
+            Some(b'{') => {
+                self.pos += 2;
+                self.enter()?;
+                let (herdr, at) = self.param_body(!unquoted)?;
+                self.leave();
+                self.expansion(out, f, unquoted || at, herdr);
+            }
+            Some(b'\'') if unquoted => {
+                self.pos += 2;
+                self.ansi_c(out, f)?;
+                *f |= QUOTED;
+            }
+            Some(b'"') if unquoted => {
+                self.pos += 2;
+                self.dquote(out, f, true)?;
+                *f |= QUOTED;
+            }
+            Some(c) if is_name_start(c) => {
+                let s = self.pos + 1;
+                let mut e = s;
+                while e < self.src.len() && is_name_char(self.src[e]) {
+                    e += 1;
+                }
+                let herdr = &self.src[s..e] == b"HERDR_BIN_PATH";
+                self.pos = e;
+                self.expansion(out, f, unquoted, herdr);
+            }
+            Some(c)
+                if c.is_ascii_digit()
+                    || matches!(c, b'@' | b'*' | b'#' | b'?' | b'-' | b'$' | b'!') =>
+            {
+                self.pos += 2;
+                self.expansion(out, f, unquoted || c == b'@', false);
+            }
+            _ => {
+                out.push(b'$');
+                self.pos += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// The inside of `${...}` (after `${`). Returns whether the parameter is
+    /// `HERDR_BIN_PATH` and whether it may expand to several words (`@`).
+    fn param_body(&mut self, in_dquote: bool) -> R<(bool, bool)> {
+        let s = self.pos;
+        while self.peek().is_some_and(is_name_char) {
+            self.pos += 1;
+        }
+        let herdr = &self.src[s..self.pos] == b"HERDR_BIN_PATH";
+        let mut at = false;
+        let mut scratch = Vec::new();
+        let mut sf = 0u16;
+        loop {
+            let c = self.peek().ok_or(Stop::Broken)?;
+            match c {
+                b'}' => {
+                    self.pos += 1;
+                    return Ok((herdr, at));
+                }
+                b'\\' => {
+                    if self.pos + 1 >= self.src.len() {
+                        return Err(Stop::Broken);
+                    }
+                    self.pos += 2;
+                }
+                b'\'' if !in_dquote => {
+                    self.pos += 1;
+                    self.single(&mut scratch, &mut sf)?;
+                }
+                b'"' => {
+                    self.pos += 1;
+                    self.dquote(&mut scratch, &mut sf, true)?;
+                }
+                b'$' => self.dollar(&mut scratch, &mut sf, false)?,
+                b'`' => self.backtick(&mut scratch, &mut sf, false)?,
+                b'@' => {
+                    at = true;
+                    self.pos += 1;
+                }
+                _ => self.pos += 1,
+            }
+            scratch.clear();
+        }
+    }
+
+    /// A backquoted command substitution (the current byte is the opening
+    /// backquote): its content is unescaped and analysed as a script.
+    fn backtick(&mut self, out: &mut Vec<u8>, f: &mut u16, unquoted: bool) -> R {
+        self.pos += 1;
+        let mut content = Vec::new();
+        loop {
+            let c = self.peek().ok_or(Stop::Broken)?;
+            self.pos += 1;
+            match c {
+                b'`' => break,
+                b'\\' => match self.peek() {
+                    Some(d @ (b'`' | b'\\' | b'$')) => {
+                        content.push(d);
+                        self.pos += 1;
+                    }
+                    _ => content.push(b'\\'),
+                },
+                _ => content.push(c),
+            }
+        }
+        self.sub_parse(&content, true)?;
+        self.expansion(out, f, unquoted, false);
+        Ok(())
+    }
+
+    /// The inside of `$'...'` (after `$'`), with its escapes decoded.
+    fn ansi_c(&mut self, out: &mut Vec<u8>, f: &mut u16) -> R {
+        loop {
+            let c = self.peek().ok_or(Stop::Broken)?;
+            self.pos += 1;
+            match c {
+                b'\'' => return Ok(()),
+                b'\\' => {
+                    let e = self.peek().ok_or(Stop::Broken)?;
+                    self.pos += 1;
+                    match e {
+                        b'n' => out.push(b'\n'),
+                        b't' => out.push(b'\t'),
+                        b'r' => out.push(b'\r'),
+                        b'a' => out.push(7),
+                        b'b' => out.push(8),
+                        b'e' | b'E' => out.push(27),
+                        b'f' => out.push(12),
+                        b'v' => out.push(11),
+                        b'x' | b'u' | b'U' => {
+                            let max = match e {
+                                b'x' => 2,
+                                b'u' => 4,
+                                _ => 8,
+                            };
+                            let mut v: u32 = 0;
+                            let mut n = 0;
+                            while n < max {
+                                match self.peek().and_then(hex_val) {
+                                    Some(d) => {
+                                        v = v * 16 + d;
+                                        self.pos += 1;
+                                        n += 1;
+                                    }
+                                    None => break,
+                                }
+                            }
+                            if n == 0 {
+                                out.push(b'\\');
+                                out.push(e);
+                            } else if e == b'x' {
+                                out.push(v as u8);
+                            } else if let Some(ch) = char::from_u32(v) {
+                                let mut tmp = [0u8; 4];
+                                out.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+                            }
+                        }
+                        b'0'..=b'7' => {
+                            let mut v = u32::from(e - b'0');
+                            let mut n = 1;
+                            while n < 3 {
+                                match self.peek() {
+                                    Some(d @ b'0'..=b'7') => {
+                                        v = v * 8 + u32::from(d - b'0');
+                                        self.pos += 1;
+                                        n += 1;
+                                    }
+                                    _ => break,
+                                }
+                            }
+                            out.push(v as u8);
+                        }
+                        b'c' => {
+                            let x = self.peek().ok_or(Stop::Broken)?;
+                            self.pos += 1;
+                            out.push(x & 0x1f);
+                        }
+                        b'\\' | b'\'' | b'"' | b'?' => out.push(e),
+                        _ => {
+                            out.push(b'\\');
+                            out.push(e);
+                        }
+                    }
+                    if out.last() == Some(&S_ANY) {
+                        *f |= DYN;
+                    }
+                }
+                S_ANY => {
+                    out.push(S_ANY);
+                    *f |= DYN;
+                }
+                _ => out.push(c),
+            }
+        }
+    }
+}
+
+/// Renders a word value for tests: `$` for an expansion, `*`/`?` for globs.
+#[cfg(test)]
+pub(super) fn render(b: &[u8]) -> String {
+    let mapped: Vec<u8> = b
+        .iter()
+        .map(|&c| match c {
+            S_ANY => b'$',
+            S_STAR => b'*',
+            S_ONE => b'?',
+            _ => c,
+        })
+        .collect();
+    String::from_utf8_lossy(&mapped).into_owned()
+}

@@ -1,0 +1,111 @@
+//! Bash-boundary guard: decides whether one Bash tool command of an active
+//! Herdr Link session must be blocked because it would make the model wait
+//! for another agent inside its own turn.
+//!
+//! The reference guard (herdr-link 0.5) ran two regular expressions over the
+//! raw text. This module replaces them with a small, linear-time, shell-aware
+//! analysis (hand-written, std only, no IO):
+//!
+//! * The text is split into words (single and double quotes, backslashes,
+//!   `$'...'`, line continuations) and simple commands (`;`, `&&`, `||`, `|`,
+//!   `&`, newlines, `(`, `)`). Comments and heredoc bodies are skipped; command
+//!   substitutions (`$(...)`, backticks, `<(...)`) inside words, in unquoted
+//!   heredoc bodies and in `${...}` are analysed as commands of their own, and
+//!   so are the scripts given to `sh|bash|zsh|dash|ksh -c`, `eval`,
+//!   `env -S`, `watch`, `find -exec` and `xargs`.
+//! * Leading assignments, reserved words and wrappers (`env`, `command`,
+//!   `exec`, `nohup`, `time`, `timeout`, `nice`, `setsid`, `sudo`, `doas`,
+//!   `xargs`, `stdbuf`, `busybox`) are skipped before the command word.
+//! * The command is Herdr when its basename is `herdr`, when it is
+//!   `$HERDR_BIN_PATH`/`${HERDR_BIN_PATH}`, or (then requiring literal
+//!   `agent` and `wait`/`prompt` words after it) when its value cannot be
+//!   known here, e.g. `$H agent wait x`. Global `--session NAME`,
+//!   `--session=NAME`, `--remote ...` and `--handoff` flags are removed first,
+//!   as the Herdr CLI does.
+//! * Text that does not parse, or nests deeper than the analysis allows, is
+//!   judged by a conservative word-sequence rule over the whole text.
+//!
+//! See `docs/guard.md` for the verdict table and the known limits.
+
+mod analyze;
+mod fallback;
+mod lexer;
+
+use lexer::{Parser, Stop};
+
+/// What the guard decided about one Bash command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Let the command run (code 0).
+    Allow,
+    /// Block the command; the model keeps its turn and can use
+    /// `herdr_link_send` instead (code 1). Used for `herdr agent prompt`
+    /// carrying `--wait`, `--until` or `--timeout`.
+    Block,
+    /// Block the command and end the model's turn (code 2): the reply will
+    /// arrive as an inbound Herdr Link message. Used for `herdr agent wait`.
+    BlockEndTurn,
+}
+
+/// Model-facing reason for [`Verdict::Block`].
+const REASON_BLOCK: &str =
+    "Blocked by Herdr Link: `herdr agent prompt` with --wait (or --until/--timeout) \
+would hold your turn while another agent works. Send the message with the herdr_link_send tool \
+instead; it has no waiting variant, and the reply will reach you as an inbound Herdr Link message.";
+
+/// Model-facing reason for [`Verdict::BlockEndTurn`].
+const REASON_END_TURN: &str =
+    "Blocked by Herdr Link: do not wait for another agent from the shell \
+(`herdr agent wait`). End your turn now; the reply will arrive as an inbound Herdr Link message \
+and resume you.";
+
+impl Verdict {
+    /// The numeric verdict used over the C ABI: 0 allow, 1 block, 2 block
+    /// and end the turn.
+    pub fn code(self) -> i32 {
+        match self {
+            Verdict::Allow => 0,
+            Verdict::Block => 1,
+            Verdict::BlockEndTurn => 2,
+        }
+    }
+
+    /// The model-facing reason for a blocking verdict (`None` for
+    /// [`Verdict::Allow`]). The texts are static and contain no ids.
+    pub fn reason(self) -> Option<&'static str> {
+        match self {
+            Verdict::Allow => None,
+            Verdict::Block => Some(REASON_BLOCK),
+            Verdict::BlockEndTurn => Some(REASON_END_TURN),
+        }
+    }
+
+    /// The stronger of two verdicts.
+    pub(crate) fn max(self, other: Verdict) -> Verdict {
+        if other.code() > self.code() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+/// Judges one Bash command of an active session (the caller handles dormant
+/// sessions, which are always allowed). Runs in time linear in the length of
+/// `command`, never panics and does no IO.
+pub fn judge(command: &str) -> Verdict {
+    let src = command.as_bytes();
+    let mut parser = Parser::new(src, 0);
+    let result = parser.parse_script();
+    let verdict = parser.verdict;
+    match result {
+        Err(Stop::Done) => Verdict::BlockEndTurn,
+        Ok(()) if !parser.stdin_script => verdict,
+        // Unparseable text, too deep a nesting, or a shell reading its script
+        // from a pipe: also apply the conservative word-sequence rule.
+        _ => verdict.max(fallback::word_sequence(src)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

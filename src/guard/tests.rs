@@ -1,0 +1,163 @@
+//! Unit tests for the lexer pieces and the verdict plumbing.
+
+use super::lexer::{Parser, Stop};
+use super::{judge, Verdict};
+
+/// The simple commands of `src`, as rendered words (`$` marks an expansion).
+fn cmds(src: &str) -> Vec<Vec<String>> {
+    let mut p = Parser::new(src.as_bytes(), 0);
+    p.lex_only = true;
+    p.parse_script().expect("parses");
+    p.trace
+}
+
+fn one(src: &str) -> Vec<String> {
+    let mut c = cmds(src);
+    assert_eq!(c.len(), 1, "{src:?} gave {c:?}");
+    c.remove(0)
+}
+
+fn stop(src: &str) -> Stop {
+    let mut p = Parser::new(src.as_bytes(), 0);
+    p.parse_script().expect_err("must not parse")
+}
+
+#[test]
+fn quotes_and_escapes() {
+    assert_eq!(
+        one("echo 'a b' \"c d\" e\\ f"),
+        ["echo", "a b", "c d", "e f"]
+    );
+    assert_eq!(one("echo a'b'\"c\"d"), ["echo", "abcd"]);
+    assert_eq!(one("echo \"a\\\"b\\$c\\x\""), ["echo", "a\"b$c\\x"]);
+    assert_eq!(one("echo 'a\\'"), ["echo", "a\\"]);
+    assert_eq!(one("echo ''"), ["echo", ""]);
+    assert_eq!(one("echo \\'x"), ["echo", "'x"]);
+}
+
+#[test]
+fn ansi_c_quotes() {
+    assert_eq!(one("echo $'a\\tb\\'c'"), ["echo", "a\tb'c"]);
+    assert_eq!(one("$'\\x68erdr' x"), ["herdr", "x"]);
+    assert_eq!(one("echo $'\\150\\u00e9'"), ["echo", "h\u{e9}"]);
+    assert_eq!(one("echo $\"loc $x\""), ["echo", "loc $"]);
+}
+
+#[test]
+fn line_continuations() {
+    assert_eq!(
+        one("herdr agent \\\nwait x"),
+        ["herdr", "agent", "wait", "x"]
+    );
+    assert_eq!(one("her\\\ndr x"), ["herdr", "x"]);
+    assert_eq!(one("echo \"a\\\nb\""), ["echo", "ab"]);
+}
+
+#[test]
+fn separators() {
+    let c = cmds("a 1; b 2 && c || d | e & f\ng |& h");
+    let firsts: Vec<&str> = c.iter().map(|w| w[0].as_str()).collect();
+    assert_eq!(firsts, ["a", "b", "c", "d", "e", "f", "g", "h"]);
+    let c = cmds("(a; b) && { c; }");
+    assert_eq!(c, [vec!["a"], vec!["b"], vec!["{", "c"], vec!["}"]]);
+}
+
+#[test]
+fn comments() {
+    assert_eq!(cmds("ls # herdr agent wait\n"), [vec!["ls"]]);
+    assert_eq!(cmds("# only a comment"), Vec::<Vec<String>>::new());
+    assert_eq!(one("echo a#b"), ["echo", "a#b"]);
+}
+
+#[test]
+fn redirections_are_not_arguments() {
+    assert_eq!(
+        one("herdr agent wait x > out 2>&1"),
+        ["herdr", "agent", "wait", "x"]
+    );
+    assert_eq!(one("> out herdr agent wait"), ["herdr", "agent", "wait"]);
+    assert_eq!(one("cmd &>log <in"), ["cmd"]);
+    assert_eq!(one("echo 2x>y"), ["echo", "2x"]);
+}
+
+#[test]
+fn heredoc_bodies_are_skipped() {
+    let c = cmds("cat <<EOF\nherdr agent wait x\nEOF\necho done");
+    assert_eq!(c, [vec!["cat"], vec!["echo", "done"]]);
+    let c = cmds("cat <<-'E' > f\n\therdr agent wait\n\tE\nls");
+    assert_eq!(c, [vec!["cat"], vec!["ls"]]);
+    let c = cmds("cat <<A <<B\na\nA\nb\nB\nls");
+    assert_eq!(c, [vec!["cat"], vec!["ls"]]);
+}
+
+#[test]
+fn substitutions_are_descended() {
+    assert_eq!(
+        cmds("echo \"$(herdr agent wait x)\""),
+        [vec!["herdr", "agent", "wait", "x"], vec!["echo", "$"]]
+    );
+    assert_eq!(
+        cmds("echo $((1 + (2)))"),
+        [vec!["1", "+"], vec!["2"], vec!["echo", "$"]]
+    );
+    assert_eq!(
+        cmds("diff <(a) >(b)"),
+        [vec!["a"], vec!["b"], vec!["diff", "$", "$"]]
+    );
+    assert_eq!(cmds("echo ${x:-$(y)}"), [vec!["y"], vec!["echo", "$"]]);
+}
+
+#[test]
+fn case_patterns_do_not_close_substitutions() {
+    let c = cmds("echo $(case $x in a) herdr agent wait;; esac)");
+    assert_eq!(c[1], ["herdr", "agent", "wait"]);
+}
+
+#[test]
+fn assignments_and_arrays() {
+    assert_eq!(one("A=(herdr agent wait) ls"), ["A=", "ls"]);
+    assert_eq!(one("A+=1 B=2 herdr"), ["A+=1", "B=2", "herdr"]);
+}
+
+#[test]
+fn io_numbers_and_globs() {
+    assert_eq!(one("ls 10>x her?r *"), ["ls", "her?r", "*"]);
+    assert_eq!(one("ls wai[t] [x"), ["ls", "wai?", "[x"]);
+}
+
+#[test]
+fn broken_inputs() {
+    assert_eq!(stop("echo 'abc"), Stop::Broken);
+    assert_eq!(stop("echo \"abc"), Stop::Broken);
+    assert_eq!(stop("echo $(ls"), Stop::Broken);
+    assert_eq!(stop("echo `ls"), Stop::Broken);
+    assert_eq!(stop("echo ${x"), Stop::Broken);
+    assert_eq!(stop("echo )"), Stop::Broken);
+    assert_eq!(stop("(echo"), Stop::Broken);
+    assert_eq!(stop("cat <"), Stop::Broken);
+    assert_eq!(stop(&"$(".repeat(100)), Stop::TooDeep);
+}
+
+#[test]
+fn verdict_codes_and_reasons() {
+    assert_eq!(Verdict::Allow.code(), 0);
+    assert_eq!(Verdict::Block.code(), 1);
+    assert_eq!(Verdict::BlockEndTurn.code(), 2);
+    assert_eq!(Verdict::Allow.reason(), None);
+    let end = Verdict::BlockEndTurn.reason().unwrap();
+    assert!(end.contains("End your turn") && end.contains("inbound Herdr Link message"));
+    let send = Verdict::Block.reason().unwrap();
+    assert!(send.contains("herdr_link_send") && send.contains("no waiting variant"));
+    assert_eq!(Verdict::Block.max(Verdict::Allow), Verdict::Block);
+    assert_eq!(
+        Verdict::Block.max(Verdict::BlockEndTurn),
+        Verdict::BlockEndTurn
+    );
+}
+
+#[test]
+fn unparseable_text_uses_word_sequence() {
+    assert_eq!(judge("echo 'herdr agent wait x"), Verdict::BlockEndTurn);
+    assert_eq!(judge("echo 'hello"), Verdict::Allow);
+    assert_eq!(judge("herdr agent prompt p \"hi --wait"), Verdict::Block);
+}
