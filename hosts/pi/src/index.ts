@@ -1,0 +1,120 @@
+// Herdr Link for Pi: maps Pi's extension API onto the herdr-link C ABI.
+//
+// Everything the model sees (tool names, descriptions, schemas, the Contract) and every protocol
+// decision (activation, the Bash guard, errors) comes from the library. This file only decides
+// where in Pi each piece goes ("deferred" presentation: every tool registered, the Tier 1 tools
+// kept out of the active set until the session is active).
+
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { loadHerdrLink, type HerdrLink, type PresentedTool } from "./native.ts";
+
+const STYLE = "deferred";
+/** Session key used only to read the catalog at load time, before any Pi session exists. */
+const CATALOG_SESSION = "pi:catalog";
+
+/** True when Herdr set the variables the library needs; used only to explain a missing library. */
+function insideHerdr(env: NodeJS.ProcessEnv): boolean {
+  return env.HERDR_ENV === "1" && !!env.HERDR_BIN_PATH && !!env.HERDR_PANE_ID;
+}
+
+/** "herdr_link_start" -> "Herdr Link Start" (Pi wants a human label for its UI). */
+function labelFor(name: string): string {
+  return name
+    .split("_")
+    .filter((word) => word.length > 0)
+    .map((word) => word[0]!.toUpperCase() + word.slice(1))
+    .join(" ");
+}
+
+function sessionKey(ctx: ExtensionContext): string {
+  return ctx.sessionManager.getSessionId();
+}
+
+export default function herdrLink(pi: ExtensionAPI): void {
+  let link: HerdrLink;
+  try {
+    link = loadHerdrLink();
+  } catch (error) {
+    // Outside Herdr the extension is a no-op whether or not the library is installed.
+    if (!insideHerdr(process.env)) return;
+    throw error;
+  }
+
+  const catalog = link.presentation({ session: CATALOG_SESSION, style: STYLE, view: "catalog" }).tools;
+  if (catalog.length === 0) return; // Outside Herdr: register nothing, handle nothing.
+  const catalogNames = catalog.map((tool) => tool.name);
+
+  /** Names the library shows the session now (dormant: the gateway; active: every tool). */
+  const visibleNames = (session: string): string[] =>
+    link.presentation({ session, style: STYLE }).tools.map((tool) => tool.name);
+
+  for (const tool of catalog) registerTool(pi, link, tool, visibleNames);
+
+  pi.on("session_start", async (_event, ctx) => {
+    const session = sessionKey(ctx);
+    link.sessionStart(session);
+    const visible = new Set(visibleNames(session));
+    const hidden = new Set(catalogNames.filter((name) => !visible.has(name)));
+    pi.setActiveTools(pi.getActiveTools().filter((name) => !hidden.has(name)));
+  });
+
+  pi.on("session_shutdown", async (_event, ctx) => {
+    link.sessionEnd(sessionKey(ctx));
+  });
+
+  pi.on("before_agent_start", async (event, ctx) => {
+    const { contract } = link.presentation({ session: sessionKey(ctx), style: STYLE });
+    if (typeof contract !== "string") return undefined;
+    return { systemPrompt: `${event.systemPrompt}\n\n${contract}` };
+  });
+
+  pi.on("tool_call", async (event, ctx) => {
+    if (event.toolName !== "bash") return undefined;
+    const command = (event.input as { command?: unknown }).command;
+    if (typeof command !== "string") return undefined;
+    const verdict = link.bashGuard(sessionKey(ctx), command);
+    if (verdict.code === 0) return undefined;
+    const reason = verdict.reason ?? undefined;
+    return verdict.code === 2 ? { block: true, reason, terminate: true } : { block: true, reason };
+  });
+}
+
+function registerTool(
+  pi: ExtensionAPI,
+  link: HerdrLink,
+  tool: PresentedTool,
+  visibleNames: (session: string) => string[],
+): void {
+  pi.registerTool({
+    name: tool.name,
+    label: labelFor(tool.name),
+    description: tool.description,
+    // hl_presentation gives plain JSON Schema, which Pi validates as is.
+    parameters: tool.input_schema as never,
+    // Pi runs sibling calls in parallel; a batch holding a close runs one call at a time.
+    ...(tool.name === "herdr_link_close" ? { executionMode: "sequential" as const } : {}),
+    async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+      const session = sessionKey(ctx);
+      const response = await link.toolCall({
+        session,
+        tool: tool.name,
+        input: params ?? {},
+        context_dir: ctx.cwd,
+      });
+      if (response.tools_changed) {
+        // Additive: keep the current set and its order, append what the session now shows.
+        const active = pi.getActiveTools();
+        const present = new Set(active);
+        const added = visibleNames(session).filter((name) => !present.has(name));
+        if (added.length > 0) pi.setActiveTools([...active, ...added]);
+      }
+      if (!response.ok) {
+        throw new Error(response.error?.message ?? "INVALID_RESPONSE: herdr-link gave no error text");
+      }
+      return {
+        content: [{ type: "text" as const, text: JSON.stringify(response.result) }],
+        details: response.result,
+      };
+    },
+  });
+}
