@@ -54,10 +54,39 @@ pub struct Tool {
     pub input_schema: Value,
 }
 
+/// Host hints of the deferred style: a UI label, a one-line prompt snippet for the gateway, and
+/// whether calls must run one at a time (close: a batch holding a close runs sequentially).
+fn deferred_hints(name: &str) -> (&'static str, Option<&'static str>, bool) {
+    match name {
+        GATEWAY => (
+            "Herdr Link",
+            Some("Herdr Link: activate the channel to the other agents of this Herdr workspace (start, peers, send, close)."),
+            false,
+        ),
+        TOOL_START => ("Herdr Link Start", None, false),
+        TOOL_PEERS => ("Herdr Link Peers", None, false),
+        TOOL_SEND => ("Herdr Link Send", None, false),
+        _ => ("Herdr Link Close", None, true),
+    }
+}
+
 impl Tool {
     /// As `{"name","description","input_schema"}`.
     pub fn to_json(&self) -> Value {
         json!({"name": self.name, "description": self.description, "input_schema": self.input_schema})
+    }
+
+    /// The deferred style's entry: the definition plus `label`, `sequential` and (gateway only)
+    /// `prompt_snippet`, so host glue needs no tool-specific knowledge.
+    fn to_deferred_json(&self) -> Value {
+        let (label, snippet, sequential) = deferred_hints(self.name);
+        let mut v = self.to_json();
+        v["label"] = json!(label);
+        v["sequential"] = json!(sequential);
+        if let Some(s) = snippet {
+            v["prompt_snippet"] = json!(s);
+        }
+        v
     }
 }
 
@@ -309,10 +338,11 @@ pub fn contract(style: Style, view: View) -> Option<String> {
 
 /// The whole presentation document `{"tools":[...],"contract":...}`.
 pub fn document(style: Style, view: View, catalog: bool) -> Value {
-    let tools: Vec<Value> = tools(style, view, catalog)
-        .iter()
-        .map(Tool::to_json)
-        .collect();
+    let render = match style {
+        Style::Deferred => Tool::to_deferred_json,
+        _ => Tool::to_json,
+    };
+    let tools: Vec<Value> = tools(style, view, catalog).iter().map(render).collect();
     json!({"tools": tools, "contract": contract(style, view)})
 }
 
@@ -379,6 +409,27 @@ mod tests {
         for t in TIER1 {
             assert!(mcp.contains(&format!("mcp__herdr_link__{t}")));
         }
+    }
+
+    #[test]
+    fn deferred_hints_for_hosts() {
+        let doc = document(Style::Deferred, View::Active, false);
+        let tools = doc["tools"].as_array().unwrap();
+        assert!(tools[0]["prompt_snippet"]
+            .as_str()
+            .unwrap()
+            .contains("Herdr Link"));
+        assert!(tools[1..].iter().all(|t| t.get("prompt_snippet").is_none()));
+        let sequential: Vec<_> = tools
+            .iter()
+            .filter(|t| t["sequential"] == true)
+            .map(|t| &t["name"])
+            .collect();
+        assert_eq!(sequential, [TOOL_CLOSE]);
+        assert_eq!(tools[4]["label"], "Herdr Link Close");
+        assert!(document(Style::Mcp, View::Active, false)["tools"][0]
+            .get("label")
+            .is_none());
     }
 
     #[test]

@@ -87,12 +87,13 @@ function registerTool(
 ): void {
   pi.registerTool({
     name: tool.name,
-    label: labelFor(tool.name),
+    label: typeof tool.label === "string" ? tool.label : labelFor(tool.name),
     description: tool.description,
     // hl_presentation gives plain JSON Schema, which Pi validates as is.
     parameters: tool.input_schema as never,
     // Pi runs sibling calls in parallel; a batch holding a close runs one call at a time.
-    ...(tool.name === "herdr_link_close" ? { executionMode: "sequential" as const } : {}),
+    ...(tool.sequential === true ? { executionMode: "sequential" as const } : {}),
+    ...(typeof tool.prompt_snippet === "string" ? { promptSnippet: tool.prompt_snippet } : {}),
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       const session = sessionKey(ctx);
       const response = await link.toolCall({
