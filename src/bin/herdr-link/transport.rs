@@ -8,7 +8,8 @@
 //! * a line that is not JSON gets `-32700 Parse error` (id `null`), and serving goes on;
 //! * a JSON value that is not an object gets `-32600 Invalid Request` (id `null`);
 //! * a request rmcp cannot type (bad `params`, `jsonrpc` not `"2.0"`, ...) gets `-32600` or
-//!   `-32602` with *its* id; a malformed notification is ignored, as JSON-RPC requires;
+//!   `-32602` with *its* id (rmcp would answer a standard method with mistyped params as
+//!   "method not found"); a malformed notification is ignored, as JSON-RPC requires;
 //! * before `initialize`, stray notifications and responses are dropped instead of ending the
 //!   session;
 //! * at EOF every request already read is answered (the notification it triggers included)
@@ -205,6 +206,29 @@ fn request_id(v: &Value) -> Option<RequestId> {
     }
 }
 
+/// Standard MCP request methods this server may receive.
+const STANDARD_METHODS: [&str; 13] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "logging/setLevel",
+];
+
+/// rmcp falls back to a custom request when a standard request's params do not fit its type
+/// (then answers "method not found"); that is really an invalid-params error.
+fn is_mistyped_standard(request: &ClientRequest) -> bool {
+    matches!(request, ClientRequest::CustomRequest(c) if STANDARD_METHODS.contains(&c.method.as_str()))
+}
+
 /// Decides what one input line (without its newline) means. `initialized` says whether an
 /// `initialize` request has already been delivered.
 fn classify(raw: &[u8], initialized: bool) -> Line {
@@ -223,12 +247,20 @@ fn classify(raw: &[u8], initialized: bool) -> Line {
     let has_id = obj.contains_key("id");
     let method = obj.get("method").and_then(Value::as_str);
     let version_ok = obj.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
-    if !initialized && !(has_id && method.is_some()) {
+    let is_request = has_id && method.is_some();
+    if !initialized && !is_request {
         // Before `initialize` only requests mean anything; rmcp would end the session on a
         // notification or a response.
         return Line::Drop;
     }
     match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
+        Ok(JsonRpcMessage::Request(r)) if version_ok && is_mistyped_standard(&r.request) => {
+            Line::Reply(error_frame(
+                Some(&r.id),
+                -32602,
+                &format!("Invalid params for {}", method.unwrap_or_default()),
+            ))
+        }
         Ok(message) if version_ok => Line::Deliver(Box::new(message)),
         Ok(_) | Err(_) => {
             if !has_id

@@ -1,0 +1,438 @@
+//! `herdr-link mcp` over raw JSON-RPC lines: the framing and protocol edges that an SDK client
+//! hides (garbage lines, notification order, error codes, EOF). Needs the fake Herdr built
+//! next to the binary (`cargo build -p fake-herdr`).
+
+#[path = "mcp/harness.rs"]
+mod harness;
+
+use std::time::Duration;
+
+use harness::{tool_json, tool_text, Server, World, WORLD};
+use serde_json::{json, Value};
+
+const NOT_IN_HERDR: &str = "NOT_IN_HERDR: Herdr environment is unavailable";
+const NOT_A_PEER: &str = "PEER_NOT_FOUND: target agent is not a live peer";
+
+fn error_code(answer: &Value) -> i64 {
+    answer["error"]["code"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("not an error: {answer}"))
+}
+
+#[test]
+fn initialize_declares_list_changed_and_reports_the_crate_version() {
+    let mut s = Server::start(&[], &[], None);
+    let init = s.handshake();
+    assert_eq!(init["capabilities"]["tools"]["listChanged"], true);
+    assert_eq!(init["serverInfo"]["name"], "herdr-link");
+    assert_eq!(init["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(init["protocolVersion"], "2025-06-18");
+    assert!(
+        init.get("instructions").is_none(),
+        "no hint outside Herdr: {init}"
+    );
+    let (status, _) = s.eof();
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn outside_herdr_lists_nothing_and_every_call_is_not_in_herdr() {
+    let w = World::new(WORLD);
+    // The fake state exists, but the gate is closed: nothing may run.
+    let mut s = Server::start(
+        &[("HERDR_FAKE_STATE".into(), w.state.display().to_string())],
+        &[],
+        None,
+    );
+    s.handshake();
+    assert!(s.tool_names(1).is_empty());
+    let mut id = 10;
+    for (name, args) in [
+        ("herdr_link", json!({})),
+        ("herdr_link_peers", json!({})),
+        ("herdr_link_send", json!({"to": "worker", "message": "x"})),
+        (
+            "herdr_link_start",
+            json!({"name": "a", "kind": "pi", "args": []}),
+        ),
+        ("herdr_link_close", json!({"agent": "worker"})),
+        ("herdr_link", json!({"action": "peers"})),
+    ] {
+        id += 1;
+        let answer = s.call(id, name, args).pop().unwrap();
+        assert_eq!(tool_text(&answer), (NOT_IN_HERDR.to_string(), true));
+    }
+    assert!(s.tool_names(20).is_empty());
+    assert_eq!(s.list_changed(), 0);
+    let (status, rest) = s.eof();
+    assert_eq!(status.code(), Some(0));
+    assert!(rest.is_empty());
+    assert!(w.argv().is_empty(), "Herdr was called: {:?}", w.argv());
+}
+
+#[test]
+fn garbage_line_gets_parse_error_and_the_server_keeps_serving() {
+    let w = World::new(WORLD);
+    let mut s = Server::start(&w.inside(), &[], None);
+    s.handshake();
+    for garbage in ["{not json", "\u{1}\u{2}", "{\"jsonrpc\":\"2.0\",", "]"] {
+        s.raw(garbage);
+        let e = s
+            .next(Duration::from_secs(5))
+            .expect("an answer to garbage");
+        assert_eq!(
+            e,
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}})
+        );
+    }
+    // Non-object JSON, a batch, a missing method, a wrong version: -32600.
+    s.raw("null");
+    let e = s.next(Duration::from_secs(5)).unwrap();
+    assert_eq!((error_code(&e), e["id"].clone()), (-32600, Value::Null));
+    s.raw(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    assert_eq!(error_code(&s.next(Duration::from_secs(5)).unwrap()), -32600);
+    s.raw(r#"{"jsonrpc":"2.0","id":41}"#);
+    let e = s.until_id(&json!(41)).pop().unwrap();
+    assert_eq!(error_code(&e), -32600);
+    s.raw(r#"{"jsonrpc":"1.0","id":"v1","method":"ping"}"#);
+    assert_eq!(error_code(&s.until_id(&json!("v1")).pop().unwrap()), -32600);
+    // Mistyped params keep their id.
+    s.raw(r#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":"nope"}"#);
+    assert_eq!(error_code(&s.until_id(&json!(42)).pop().unwrap()), -32602);
+    s.raw(r#"{"jsonrpc":"2.0","id":43,"method":"tools/call","params":{"arguments":{}}}"#);
+    assert_eq!(error_code(&s.until_id(&json!(43)).pop().unwrap()), -32602);
+    // A malformed notification is never answered; blank lines are skipped.
+    s.raw(r#"{"jsonrpc":"9.9","method":"tools/list"}"#);
+    s.raw("   ");
+    s.raw("");
+    // Still alive, ids preserved verbatim.
+    assert_eq!(s.ask(44, "ping", json!({}))["result"], json!({}));
+    assert_eq!(
+        s.ask(45, "tools/list", json!({}))["result"]["tools"][0]["name"],
+        "herdr_link"
+    );
+    s.send(&json!({"jsonrpc": "2.0", "id": "str-id", "method": "ping"}));
+    assert_eq!(s.until_id(&json!("str-id")).len(), 1);
+    let (status, rest) = s.eof();
+    assert_eq!(status.code(), Some(0));
+    assert!(rest.is_empty(), "unexpected frames: {rest:?}");
+}
+
+#[test]
+fn stray_messages_before_initialize_do_not_end_the_session() {
+    let mut s = Server::start(&[], &[], None);
+    s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    s.send(&json!({"jsonrpc": "2.0", "id": 99, "result": {}}));
+    s.raw("garbage");
+    assert_eq!(error_code(&s.next(Duration::from_secs(5)).unwrap()), -32700);
+    assert_eq!(s.ask(1, "ping", json!({}))["result"], json!({}));
+    let init = s.handshake();
+    assert_eq!(init["serverInfo"]["name"], "herdr-link");
+    assert!(s.tool_names(2).is_empty());
+    assert_eq!(s.eof().0.code(), Some(0));
+}
+
+#[test]
+fn gateway_activation_notifies_once_before_its_response() {
+    let w = World::new(WORLD);
+    let mut s = Server::start(&w.inside(), &[], None);
+    let init = s.handshake();
+    assert!(init["instructions"]
+        .as_str()
+        .unwrap()
+        .contains("explicitly asks to use Herdr"));
+    assert_eq!(s.tool_names(1), ["herdr_link"]);
+    assert_eq!(s.tool_names(2), ["herdr_link"]);
+    assert_eq!(s.list_changed(), 0, "listing never activates");
+
+    let frames = s.call(3, "herdr_link", json!({}));
+    assert_eq!(frames.len(), 2, "{frames:?}");
+    assert_eq!(
+        frames[0],
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+    );
+    assert_eq!(
+        tool_json(&frames[1]),
+        json!({"status": "active", "capabilities": ["start", "peers", "send", "close"]})
+    );
+    assert_eq!(
+        s.tool_names(4),
+        [
+            "herdr_link",
+            "herdr_link_start",
+            "herdr_link_peers",
+            "herdr_link_send",
+            "herdr_link_close"
+        ]
+    );
+    // Idempotent, no second notification, also via action "activate".
+    assert_eq!(s.call(5, "herdr_link", json!({})).len(), 1);
+    assert_eq!(
+        s.call(6, "herdr_link", json!({"action": "activate"})).len(),
+        1
+    );
+    assert_eq!(s.list_changed(), 1);
+    assert_eq!(s.eof().0.code(), Some(0));
+}
+
+#[test]
+fn direct_tier1_call_while_dormant_activates_then_executes() {
+    let w = World::new(WORLD);
+    let mut s = Server::start(&w.inside(), &[], None);
+    s.handshake();
+    let frames = s.call(1, "herdr_link_peers", json!({}));
+    assert_eq!(frames[0]["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        tool_json(&frames[1]),
+        json!({"self": {"name": "brain", "state": "idle"},
+               "peers": [{"name": "worker", "state": "working"}]})
+    );
+    assert_eq!(s.tool_names(2).len(), 5);
+    // A failing first call activates too.
+    let mut t = Server::start(&w.inside(), &[], None);
+    t.handshake();
+    let frames = t.call(1, "herdr_link_send", json!({"to": "ghost", "message": "x"}));
+    assert_eq!(frames[0]["method"], "notifications/tools/list_changed");
+    assert_eq!(tool_text(&frames[1]), (NOT_A_PEER.to_string(), true));
+    assert_eq!(t.tool_names(2).len(), 5);
+    assert_eq!(s.eof().0.code(), Some(0));
+    assert_eq!(t.eof().0.code(), Some(0));
+}
+
+#[test]
+fn unknown_tools_and_actions_are_invalid_params_and_do_not_activate() {
+    let w = World::new(WORLD);
+    let mut s = Server::start(&w.inside(), &[], None);
+    s.handshake();
+    let e = s.call(1, "nope", json!({})).pop().unwrap();
+    assert_eq!(error_code(&e), -32602);
+    assert!(e["error"]["message"].as_str().unwrap().contains("nope"));
+    let e = s
+        .call(2, "herdr_link", json!({"action": "fly"}))
+        .pop()
+        .unwrap();
+    assert_eq!(error_code(&e), -32602);
+    assert!(e["error"]["message"].as_str().unwrap().contains("fly"));
+    let e = s
+        .call(3, "herdr_link", json!({"action": null}))
+        .pop()
+        .unwrap();
+    assert_eq!(error_code(&e), -32602);
+    assert_eq!(s.list_changed(), 0);
+    assert_eq!(s.tool_names(4), ["herdr_link"]);
+    // Other methods: method not found.
+    assert_eq!(error_code(&s.ask(5, "resources/list", json!({}))), -32601);
+    assert_eq!(error_code(&s.ask(6, "no/such", json!({}))), -32601);
+    // Only the startup bootstrap's self probe ran.
+    assert!(
+        w.argv().iter().all(|a| a == &["agent", "get", "w1:p1"]),
+        "{:?}",
+        w.argv()
+    );
+    assert_eq!(s.eof().0.code(), Some(0));
+}
+
+#[test]
+fn tools_link_errors_and_gateway_dispatch() {
+    let w = World::new(WORLD);
+    let mut s = Server::start(&w.inside(), &[], None);
+    s.handshake();
+    s.call(1, "herdr_link", json!({}));
+    let sent = tool_json(
+        &s.call(
+            2,
+            "herdr_link_send",
+            json!({"to": "worker", "message": "hi"}),
+        )
+        .pop()
+        .unwrap(),
+    );
+    assert_eq!(sent["status"], "sent");
+    assert_eq!(sent["to"], "worker");
+    // Link errors: isError results, never JSON-RPC errors.
+    for (id, name, args, want) in [
+        (
+            3,
+            "herdr_link_send",
+            json!({"to": "stranger", "message": "x"}),
+            NOT_A_PEER,
+        ),
+        (4, "herdr_link_send", json!({"message": "x"}), NOT_A_PEER),
+        (5, "herdr_link_close", json!({"agent": "ghost"}), NOT_A_PEER),
+        (
+            6,
+            "herdr_link_send",
+            json!({"to": "worker", "message": ""}),
+            "SEND_FAILED: Herdr did not accept message delivery",
+        ),
+    ] {
+        let answer = s.call(id, name, args).pop().unwrap();
+        assert_eq!(tool_text(&answer), (want.to_string(), true), "{name}");
+    }
+    // Gateway dispatch: nested arguments and the shorthand.
+    let peers = tool_json(
+        &s.call(7, "herdr_link", json!({"action": "peers"}))
+            .pop()
+            .unwrap(),
+    );
+    assert_eq!(peers["self"]["name"], "brain");
+    let started = tool_json(
+        &s.call(
+            8,
+            "herdr_link",
+            json!({"action": "start", "arguments": {"name": "helper", "kind": "pi", "args": []}}),
+        )
+        .pop()
+        .unwrap(),
+    );
+    assert_eq!(
+        started,
+        json!({"status": "started", "agent": "helper", "kind": "pi"})
+    );
+    let sent = tool_json(
+        &s.call(
+            9,
+            "herdr_link",
+            json!({"action": "send", "to": "helper", "message": "short"}),
+        )
+        .pop()
+        .unwrap(),
+    );
+    assert_eq!(sent["to"], "helper");
+    let closed = tool_json(
+        &s.call(
+            10,
+            "herdr_link",
+            json!({"action": "close", "arguments": {"agent": "helper"}}),
+        )
+        .pop()
+        .unwrap(),
+    );
+    assert_eq!(closed, json!({"status": "closed", "agent": "helper"}));
+    assert_eq!(s.list_changed(), 1);
+    assert_eq!(s.eof().0.code(), Some(0));
+    assert!(w
+        .argv()
+        .iter()
+        .all(|a| !a.iter().any(|x| x == "--wait") && a[..2] != ["agent", "wait"]));
+}
+
+#[test]
+fn eof_answers_requests_already_read_then_exits_zero() {
+    let w = World::new(WORLD);
+    let mut s = Server::start(&w.inside(), &[], None);
+    s.handshake();
+    // Two calls and EOF in one go: both answered (the notification first), then exit 0.
+    s.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                   "params": {"name": "herdr_link", "arguments": {}}}));
+    s.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": "herdr_link_peers", "arguments": {}}}));
+    // A final partial line without a newline is not processed.
+    s.write(br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#);
+    let (status, rest) = s.eof();
+    assert_eq!(status.code(), Some(0));
+    let ids: Vec<Value> = rest.iter().map(|f| f["id"].clone()).collect();
+    assert_eq!(ids, [Value::Null, json!(1), json!(2)], "{rest:?}");
+    assert_eq!(rest[0]["method"], "notifications/tools/list_changed");
+    assert_eq!(tool_json(&rest[2])["self"]["name"], "brain");
+}
+
+#[test]
+fn eof_before_initialize_exits_zero() {
+    let s = Server::start(&[], &[], None);
+    assert_eq!(s.eof().0.code(), Some(0));
+}
+
+#[test]
+fn start_reads_config_under_context_dir() {
+    let w = World::new(WORLD);
+    let project = w.dir.join("project");
+    std::fs::create_dir_all(project.join(".agents")).unwrap();
+    std::fs::write(
+        project.join(".agents/agent_config.json"),
+        r#"{"agents":{"reviewer":{"placement":{"mode":"new_tab","label":"review"},"variants":[{"kind":"pi","args":["--model","m1"]}]}}}"#,
+    )
+    .unwrap();
+    let elsewhere = w.dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let args = json!({"name": "rev", "config_agent": "reviewer"});
+
+    // Default: the server's working directory.
+    let mut s = Server::start(&w.inside(), &[], Some(&project));
+    s.handshake();
+    let answer = s.call(1, "herdr_link_start", args.clone()).pop().unwrap();
+    assert_eq!(
+        tool_json(&answer),
+        json!({"status": "started", "agent": "rev", "kind": "pi"})
+    );
+    assert_eq!(s.eof().0.code(), Some(0));
+
+    // A relative --context-dir is resolved against the working directory.
+    let mut s = Server::start(
+        &w.inside(),
+        &["--context-dir", "../project"],
+        Some(&elsewhere),
+    );
+    s.handshake();
+    let args2 = json!({"name": "rev2", "config_agent": "reviewer"});
+    let answer = s.call(1, "herdr_link_start", args2).pop().unwrap();
+    assert_eq!(tool_json(&answer)["agent"], "rev2");
+    assert_eq!(s.eof().0.code(), Some(0));
+
+    let mut s = Server::start(&w.inside(), &[], Some(&elsewhere));
+    s.handshake();
+    let answer = s.call(1, "herdr_link_start", args).pop().unwrap();
+    let (text, err) = tool_text(&answer);
+    assert!(
+        err && text.starts_with("START_CONFIG_NOT_FOUND: "),
+        "{text}"
+    );
+    assert_eq!(s.eof().0.code(), Some(0));
+
+    let starts: Vec<_> = w
+        .argv()
+        .into_iter()
+        .filter(|a| a[..2] == ["agent", "start"])
+        .collect();
+    assert_eq!(starts.len(), 2);
+    assert!(starts.iter().all(|a| a[a.len() - 2..] == ["--model", "m1"]));
+}
+
+#[test]
+fn bad_context_dir_is_a_usage_error() {
+    let out = std::process::Command::new(harness::link_bin())
+        .args(["mcp", "--context-dir", "/nonexistent/herdr-link-test"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a directory"));
+}
+
+#[test]
+fn startup_bootstrap_names_an_unnamed_self() {
+    let w = World::new(WORLD);
+    w.fake(&["agent", "w1:p1", "--no-name"]);
+    let mut s = Server::start(&w.inside(), &[], None);
+    s.handshake();
+    // The bootstrap runs at startup, before any tool call.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !w.argv().iter().any(|a| a[..2] == ["agent", "rename"]) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no bootstrap rename: {:?}",
+            w.argv()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let peers = tool_json(&s.call(1, "herdr_link_peers", json!({})).pop().unwrap());
+    let name = peers["self"]["name"].as_str().unwrap();
+    assert!(name.len() == 11 && name.starts_with("hl-"), "{name}");
+    assert_eq!(s.eof().0.code(), Some(0));
+    let renames = w
+        .argv()
+        .into_iter()
+        .filter(|a| a[..2] == ["agent", "rename"])
+        .count();
+    assert_eq!(renames, 1);
+}
