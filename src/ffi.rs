@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde_json::{json, Value};
 
-use crate::{env, guard, herdr::Herdr, identity, oplog, session, tools};
+use crate::{guard, identity, session, tools};
 
 /// Runs `f`, turning a panic into `fallback()`.
 fn boundary<T>(fallback: impl FnOnce() -> T, f: impl FnOnce() -> T) -> T {
@@ -67,31 +67,7 @@ pub unsafe extern "C" fn hl_session_start(session: *const c_char) {
                 return;
             };
             session::start(key);
-            if let Some(herdr_env) = env::gate() {
-                let key = key.to_string();
-                let _ = std::thread::Builder::new()
-                    .name("herdr-link-bootstrap".into())
-                    .spawn(move || {
-                        let _ = catch_unwind(|| {
-                            let started = std::time::Instant::now();
-                            let herdr = Herdr::new(&herdr_env);
-                            let result = identity::ensure_self_name(&herdr, &herdr_env.pane_id);
-                            let (code, detail) = match &result {
-                                Ok(_) => ("ok", String::new()),
-                                Err(e) => (e.code(), e.detail().to_string()),
-                            };
-                            oplog::record(&oplog::Entry {
-                                session: &key,
-                                tool: "bootstrap",
-                                action: None,
-                                calls: &herdr.take_trace(),
-                                code,
-                                detail: &detail,
-                                elapsed: started.elapsed(),
-                            });
-                        });
-                    });
-            }
+            identity::bootstrap_in_background(key);
         },
     )
 }

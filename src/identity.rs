@@ -260,3 +260,35 @@ fn bootstrap(herdr: &Herdr, pane: &str) -> Outcome {
         "every generated name was already taken".into(),
     ))
 }
+
+/// Starts the self-identity bootstrap on a background thread when the environment gate is open
+/// (fire and forget: the host is never blocked; a failure is logged and retried on demand by the
+/// next communication call). Its Herdr calls go to the operator log under `session`.
+pub fn bootstrap_in_background(session: &str) {
+    let Some(herdr_env) = crate::env::gate() else {
+        return;
+    };
+    let session = session.to_string();
+    let _ = std::thread::Builder::new()
+        .name("herdr-link-bootstrap".into())
+        .spawn(move || {
+            let _ = std::panic::catch_unwind(|| {
+                let started = std::time::Instant::now();
+                let herdr = Herdr::new(&herdr_env);
+                let result = ensure_self_name(&herdr, &herdr_env.pane_id);
+                let (code, detail) = match &result {
+                    Ok(_) => ("ok", String::new()),
+                    Err(e) => (e.code(), e.detail().to_string()),
+                };
+                crate::oplog::record(&crate::oplog::Entry {
+                    session: &session,
+                    tool: "bootstrap",
+                    action: None,
+                    calls: &herdr.take_trace(),
+                    code,
+                    detail: &detail,
+                    elapsed: started.elapsed(),
+                });
+            });
+        });
+}

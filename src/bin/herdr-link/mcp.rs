@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use herdr_link::herdr::Herdr;
 use herdr_link::presentation::{self, Style, View};
 use herdr_link::tools::{self, CallError};
 use herdr_link::{env, identity, session};
@@ -139,22 +138,9 @@ impl ServerHandler for LinkServer {
     }
 }
 
-/// Starts the self-identity bootstrap in the background when the gate is open (fire and
-/// forget: failures are ignored here and retried on demand by the communication calls).
-pub fn start_bootstrap() {
-    if let Some(herdr_env) = env::gate() {
-        let _ = std::thread::Builder::new()
-            .name("herdr-link-bootstrap".into())
-            .spawn(move || {
-                let herdr = Herdr::new(&herdr_env);
-                let _ = identity::ensure_self_name(&herdr, &herdr_env.pane_id);
-            });
-    }
-}
-
 /// Serves MCP on stdin/stdout until EOF; returns the process exit code.
 pub fn run(context_dir: PathBuf) -> i32 {
-    start_bootstrap();
+    identity::bootstrap_in_background(SESSION);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
