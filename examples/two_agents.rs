@@ -50,13 +50,16 @@ impl Plugin {
     }
 
     fn call(&self, session: &str, tool: &str, input: Value) -> Value {
-        let req = CString::new(json!({"session": session, "tool": tool, "input": input}).to_string()).unwrap();
+        let req =
+            CString::new(json!({"session": session, "tool": tool, "input": input}).to_string())
+                .unwrap();
         // SAFETY: valid C string.
         self.take(unsafe { (self.tool_call)(req.as_ptr()) })
     }
 
     fn present(&self, session: &str) -> Value {
-        let req = CString::new(json!({"session": session, "style": "deferred"}).to_string()).unwrap();
+        let req =
+            CString::new(json!({"session": session, "style": "deferred"}).to_string()).unwrap();
         // SAFETY: valid C string.
         self.take(unsafe { (self.presentation)(req.as_ptr()) })
     }
@@ -76,7 +79,9 @@ impl Plugin {
         let text = if reason.is_null() {
             String::new()
         } else {
-            let t = unsafe { CStr::from_ptr(reason) }.to_string_lossy().into_owned();
+            let t = unsafe { CStr::from_ptr(reason) }
+                .to_string_lossy()
+                .into_owned();
             unsafe { (self.free)(reason) };
             t
         };
@@ -93,7 +98,12 @@ fn show(label: &str, v: &Value) {
 }
 
 fn tool_names(p: &Value) -> Vec<String> {
-    p["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect()
+    p["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
 }
 
 fn fake(fake_bin: &Path, state: &Path, args: &[&str], stdin: Option<&str>) -> String {
@@ -106,7 +116,12 @@ fn fake(fake_bin: &Path, state: &Path, args: &[&str], stdin: Option<&str>) -> St
         .expect("run the fake herdr");
     if let Some(input) = stdin {
         use std::io::Write;
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
     }
     drop(child.stdin.take());
     let out = child.wait_with_output().unwrap();
@@ -115,9 +130,19 @@ fn fake(fake_bin: &Path, state: &Path, args: &[&str], stdin: Option<&str>) -> St
 }
 
 fn main() {
-    let target = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().to_path_buf();
-    let lib = std::env::var_os("HERDR_LINK_LIB").map(PathBuf::from).unwrap_or_else(|| target.join("libherdr_link.so"));
-    let fake_bin = std::env::var_os("HERDR_FAKE_BIN").map(PathBuf::from).unwrap_or_else(|| target.join("herdr"));
+    let target = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let lib = std::env::var_os("HERDR_LINK_LIB")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target.join("libherdr_link.so"));
+    let fake_bin = std::env::var_os("HERDR_FAKE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target.join("herdr"));
     if !lib.is_file() || !fake_bin.is_file() {
         eprintln!("build first: cargo build && cargo build -p fake-herdr (or run scripts/demo.sh)");
         std::process::exit(2);
@@ -131,7 +156,12 @@ fn main() {
         {"cwd": dir, "agent": "pi", "name": "brain", "status": "working"},
         {"cwd": dir, "agent": "claude", "name": "reviewer", "status": "idle"}
     ]}]}]});
-    fake(&fake_bin, &state, &["fake", "world"], Some(&world.to_string()));
+    fake(
+        &fake_bin,
+        &state,
+        &["fake", "world"],
+        Some(&world.to_string()),
+    );
     println!("workspace w1: pane w1:p1 runs `brain` (pi), pane w1:p2 runs `reviewer` (claude)");
     println!("(pane ids appear here only because this is the operator's view; the model never sees them)");
 
@@ -156,10 +186,16 @@ fn main() {
     show("herdr_link {}", &r);
     let p = plugin.present("brain-session");
     println!("tools now: {:?}", tool_names(&p));
-    println!("Contract injected into the system prompt:\n{}", p["contract"].as_str().unwrap());
+    println!(
+        "Contract injected into the system prompt:\n{}",
+        p["contract"].as_str().unwrap()
+    );
 
     step("brain looks for peers");
-    show("herdr_link_peers", &plugin.call("brain-session", "herdr_link_peers", json!({}))["result"]);
+    show(
+        "herdr_link_peers",
+        &plugin.call("brain-session", "herdr_link_peers", json!({}))["result"],
+    );
 
     step("brain sends a request to reviewer");
     let r = plugin.call(
@@ -170,21 +206,29 @@ fn main() {
     show("herdr_link_send", &r["result"]);
 
     step("brain tries to wait for the answer in Bash — the guard stops it");
-    let (v, reason) = plugin.guard("brain-session", "herdr agent wait reviewer --timeout 600000");
+    let (v, reason) = plugin.guard(
+        "brain-session",
+        "herdr agent wait reviewer --timeout 600000",
+    );
     println!("hl_bash_guard(\"herdr agent wait reviewer ...\") = {v}  ({reason})");
     let (v, _) = plugin.guard("brain-session", "grep -rn 'herdr agent wait' docs/");
     println!("hl_bash_guard(\"grep -rn 'herdr agent wait' docs/\") = {v}  (a mention is fine)");
 
     step("What reviewer's terminal received (a dormant reviewer can still understand it)");
-    let prompts: Value = serde_json::from_str(&fake(&fake_bin, &state, &["fake", "prompts"], None)).unwrap();
+    let prompts: Value =
+        serde_json::from_str(&fake(&fake_bin, &state, &["fake", "prompts"], None)).unwrap();
     let delivered = prompts[0]["text"].as_str().unwrap().to_string();
     println!("{delivered}");
 
     step("reviewer activates its own gateway and replies to envelope.from");
     as_reviewer();
     plugin.start("reviewer-session");
-    let envelope = herdr_link::protocol::extract_envelope(&delivered).expect("an envelope on the last line");
-    println!("extracted envelope: from={} id={} message={:?}", envelope.from, envelope.id, envelope.message);
+    let envelope =
+        herdr_link::protocol::extract_envelope(&delivered).expect("an envelope on the last line");
+    println!(
+        "extracted envelope: from={} id={} message={:?}",
+        envelope.from, envelope.id, envelope.message
+    );
     plugin.call("reviewer-session", "herdr_link", json!({}));
     let r = plugin.call(
         "reviewer-session",
@@ -192,17 +236,39 @@ fn main() {
         json!({"to": envelope.from, "message": "Reviewed: the retry loop never backs off; see line 42. Otherwise fine."}),
     );
     show("reviewer: herdr_link_send", &r["result"]);
-    let prompts: Value = serde_json::from_str(&fake(&fake_bin, &state, &["fake", "prompts"], None)).unwrap();
-    let reply = herdr_link::protocol::extract_envelope(prompts[1]["text"].as_str().unwrap()).unwrap();
-    println!("brain's next turn begins with the inbound message from {}: {:?}", reply.from, reply.message);
+    let prompts: Value =
+        serde_json::from_str(&fake(&fake_bin, &state, &["fake", "prompts"], None)).unwrap();
+    let reply =
+        herdr_link::protocol::extract_envelope(prompts[1]["text"].as_str().unwrap()).unwrap();
+    println!(
+        "brain's next turn begins with the inbound message from {}: {:?}",
+        reply.from, reply.message
+    );
 
     step("brain's lifecycle decision: reviewer is done, so brain closes it");
     as_brain();
-    show("herdr_link_close", &plugin.call("brain-session", "herdr_link_close", json!({"agent": "reviewer"}))["result"]);
-    show("herdr_link_peers", &plugin.call("brain-session", "herdr_link_peers", json!({}))["result"]);
+    show(
+        "herdr_link_close",
+        &plugin.call(
+            "brain-session",
+            "herdr_link_close",
+            json!({"agent": "reviewer"}),
+        )["result"],
+    );
+    show(
+        "herdr_link_peers",
+        &plugin.call("brain-session", "herdr_link_peers", json!({}))["result"],
+    );
 
     step("Errors the model sees are stable codes with fixed reasons, never ids");
-    show("send to a ghost", &plugin.call("brain-session", "herdr_link_send", json!({"to": "ghost", "message": "hi"}))["error"]);
+    show(
+        "send to a ghost",
+        &plugin.call(
+            "brain-session",
+            "herdr_link_send",
+            json!({"to": "ghost", "message": "hi"}),
+        )["error"],
+    );
 
     let _ = std::fs::remove_dir_all(&dir);
     println!("\nDone: dormant → active, peers, send, guarded wait, reply, close — all through the C ABI.");

@@ -20,11 +20,17 @@ fn assert_outside(label: &str) {
         ("herdr_link_peers", json!({})),
         ("herdr_link_send", json!({"to": "a", "message": "m"})),
         ("herdr_link_close", json!({"agent": "a"})),
-        ("herdr_link_start", json!({"name": "a", "kind": "pi", "args": []})),
+        (
+            "herdr_link_start",
+            json!({"name": "a", "kind": "pi", "args": []}),
+        ),
     ] {
         let r = a.tool("out", tool, input);
         assert_eq!(r["ok"], false, "{label} {tool}");
-        assert_eq!(r["error"]["message"], "NOT_IN_HERDR: Herdr environment is unavailable");
+        assert_eq!(
+            r["error"]["message"],
+            "NOT_IN_HERDR: Herdr environment is unavailable"
+        );
         assert_eq!(r["active"], false);
         assert_eq!(r["tools_changed"], false);
     }
@@ -38,8 +44,16 @@ fn the_gate_needs_all_three_variables() {
     let marker = std::env::temp_dir().join(format!("hl-outside-{}", std::process::id()));
     // A "Herdr" that would leave a trace if it were ever run.
     let script = std::env::temp_dir().join(format!("hl-outside-bin-{}", std::process::id()));
-    std::fs::write(&script, format!("#!/bin/sh\ntouch {}\necho '{{}}'\n", marker.display())).unwrap();
-    std::process::Command::new("chmod").arg("+x").arg(&script).status().unwrap();
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ntouch {}\necho '{{}}'\n", marker.display()),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
     let vars = [
         ("HERDR_ENV", "1".to_string()),
         ("HERDR_BIN_PATH", script.display().to_string()),
