@@ -4,7 +4,7 @@
 //! killed and the child is reaped before we return: nothing is left behind.
 
 use std::io::{ErrorKind, Read};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -201,11 +201,18 @@ fn drain(pipe: &mut dyn PipeSlot, buf: &mut Vec<u8>, chunk: &mut [u8]) -> Result
     }
 }
 
-/// Waits for the child to exit, polling gently, until the deadline.
+/// Waits for the child to exit until the deadline: asleep on a pidfd where the kernel has them
+/// (woken the moment the child exits), else polling gently.
 fn wait_until(
     child: &mut Child,
     deadline: Instant,
 ) -> std::io::Result<Option<std::process::ExitStatus>> {
+    if let Some(status) = child.try_wait()? {
+        return Ok(Some(status));
+    }
+    if let Some(status) = wait_on_pidfd(child, deadline)? {
+        return Ok(status);
+    }
     let mut pause = Duration::from_micros(50);
     loop {
         if let Some(status) = child.try_wait()? {
@@ -217,6 +224,44 @@ fn wait_until(
         }
         std::thread::sleep(pause.min(deadline - now));
         pause = (pause * 2).min(Duration::from_millis(5));
+    }
+}
+
+/// Sleeps on a pidfd of the (unreaped) child until it exits or the deadline passes. `Ok(None)`
+/// when pidfds are not available here, so the caller falls back to polling.
+fn wait_on_pidfd(
+    child: &mut Child,
+    deadline: Instant,
+) -> std::io::Result<Option<Option<std::process::ExitStatus>>> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1; the child is
+    // not reaped yet, so its pid cannot have been reused.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
+    if fd < 0 {
+        return Ok(None);
+    }
+    // SAFETY: a descriptor we just opened and own from here on.
+    let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) };
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(Some(status)));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(Some(None));
+        }
+        let wait_ms = (deadline - now).as_millis().clamp(1, i32::MAX as u128) as i32;
+        let mut p = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for the duration of the call.
+        if unsafe { libc::poll(&mut p, 1, wait_ms) } < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
     }
 }
 
@@ -266,6 +311,27 @@ mod tests {
         );
         assert!(matches!(r, Err(RunError::Timeout(_))));
         assert!(t.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn closed_output_does_not_outlive_the_limit() {
+        // The pipes reach EOF at once, but the child lives on: the wait itself must time out.
+        let t = Instant::now();
+        let r = run(
+            "/bin/sh",
+            &["-c", "exec >/dev/null 2>&1; sleep 30"],
+            Duration::from_millis(200),
+        );
+        assert!(matches!(r, Err(RunError::Timeout(_))), "{r:?}");
+        assert!(t.elapsed() < Duration::from_secs(5));
+        // And a quick exit after closing the pipes is seen at once.
+        let r = run(
+            "/bin/sh",
+            &["-c", "exec >/dev/null 2>&1; sleep 0.05; exit 4"],
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        assert_eq!(r.exit, Exit::Code(4));
     }
 
     #[test]

@@ -1,0 +1,554 @@
+//! `cargo bench --bench abi [-- a b c d]`: the C ABI's cost, measured through the built cdylib
+//! (loaded with libloading, exactly as a host loads it) against the bundled fake Herdr (release
+//! build; built on first use).
+//!
+//! * (a) `send`, `peers`, `close` through `hl_tool_call` versus spawning the same Herdr argvs
+//!   directly with `std::process::Command`, interleaved, as a ratio of medians (bar ≤ 1.10);
+//! * (b) `hl_bash_guard` per call;
+//! * (c) `hl_tool_call` paths that spawn nothing (validation errors, gateway; bar ≤ 20 µs);
+//! * (d) throughput of 16 threads on distinct sessions against 1 thread (`peers`).
+//!
+//! Numbers are printed (median, min, max); nothing is asserted, the machine is noisy. Set
+//! `BENCH_ITERS` to change the sample count of (a) (default 200). Results: BENCHMARKS.md.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use common::{abi, World};
+use serde_json::{json, Value};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !args.iter().any(|a| a == "--bench") {
+        // `cargo test --benches` runs bench binaries without `--bench`: nothing to measure then.
+        println!("abi bench: run it with `cargo bench --bench abi`");
+        return;
+    }
+    let sections: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let want = |s: &str| sections.is_empty() || sections.contains(&s);
+    ensure_fake();
+    machine();
+    if want("a") {
+        spawning_ratio();
+    }
+    if want("p") {
+        driver_per_spawn();
+    }
+    if want("b") {
+        bash_guard();
+    }
+    if want("c") {
+        no_spawn_paths();
+    }
+    if want("d") {
+        throughput();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reporting
+
+struct Stats {
+    median: Duration,
+    min: Duration,
+    max: Duration,
+    n: usize,
+}
+
+fn stats(samples: &[Duration]) -> Stats {
+    let mut v = samples.to_vec();
+    v.sort();
+    Stats {
+        median: v[v.len() / 2],
+        min: v[0],
+        max: v[v.len() - 1],
+        n: v.len(),
+    }
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn row(name: &str, s: &Stats) {
+    println!(
+        "  {name:<58} median {:>10.2} µs   min {:>10.2} µs   max {:>10.2} µs   (n={})",
+        us(s.median),
+        us(s.min),
+        us(s.max),
+        s.n
+    );
+}
+
+fn machine() {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, m)| m.trim().to_string())
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    println!(
+        "machine: {cores} cores, {cpu}, Linux {}; fake Herdr: {}",
+        kernel.trim(),
+        common::fake_bin().display()
+    );
+}
+
+/// Builds the release fake Herdr next to this bench binary when it is not there yet.
+fn ensure_fake() {
+    let bin = common::target_dir().join("herdr");
+    if bin.is_file() || std::env::var_os("HERDR_FAKE_BIN").is_some() {
+        return;
+    }
+    let target = common::target_dir();
+    let target_root = target.parent().expect("target dir");
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    eprintln!("building the release fake Herdr into {}", target.display());
+    let status = Command::new(cargo)
+        .args(["build", "--release", "-p", "fake-herdr", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(target_root)
+        .status()
+        .expect("run cargo");
+    assert!(status.success(), "building fake-herdr failed");
+}
+
+// ---------------------------------------------------------------------------------------------
+// (a) hl_tool_call versus the same argvs spawned directly
+
+fn bench_world() -> World {
+    World::new(
+        json!({"workspaces": [
+            {"cwd": "/proj", "tabs": [{"panes": [
+                {"cwd": "/proj", "agent": "pi", "name": "brain", "status": "idle"},
+                {"cwd": "/proj", "agent": "claude", "name": "worker-a", "status": "working"},
+                {"cwd": "/proj", "agent": "codex", "status": "idle"}
+            ]}]},
+            {"cwd": "/other", "tabs": [{"panes": [
+                {"cwd": "/other", "agent": "pi", "name": "stranger", "status": "idle"}
+            ]}]}
+        ]}),
+        "w1:p1",
+    )
+}
+
+/// Spawns one argv against the fake as a plain caller would: output collected, JSON parsed.
+fn direct(argv: &[String]) {
+    let out = Command::new(common::fake_bin())
+        .args(argv)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("spawn fake");
+    assert!(out.status.success(), "{argv:?}: {out:?}");
+    let _: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// Creates an agent `victim` in a new tab of w1 (untimed setup for close); returns its pane.
+fn new_victim(w: &World) -> String {
+    let created: Value =
+        serde_json::from_str(&w.admin(&["tab", "create", "--workspace", "w1", "--no-focus"]))
+            .unwrap();
+    let pane = created["result"]["root_pane"]["pane_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    w.admin(&["agent", "start", "victim", "--kind", "pi", "--pane", &pane]);
+    pane
+}
+
+fn iterations() -> usize {
+    std::env::var("BENCH_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200)
+}
+
+fn spawning_ratio() {
+    println!("\n(a) hl_tool_call vs the same Herdr argvs spawned directly (fake Herdr, release)");
+    let a = abi();
+    let n = iterations();
+    let wrapper = herdr_link::protocol::Envelope::build("brain", "worker-a", "bench message")
+        .unwrap()
+        .wrapper();
+    let mut summary = Vec::new();
+    for op in ["peers", "send", "close"] {
+        let w = bench_world();
+        let session = format!("bench-{op}");
+        let mut lib = Vec::with_capacity(n);
+        let mut raw = Vec::with_capacity(n);
+        for i in 0..n + 10 {
+            let (request, argvs) = match op {
+                "peers" => (
+                    json!({"session": session, "tool": "herdr_link_peers", "input": {}}),
+                    vec![
+                        strings(&["agent", "get", "w1:p1"]),
+                        strings(&["agent", "list"]),
+                    ],
+                ),
+                "send" => (
+                    json!({"session": session, "tool": "herdr_link_send",
+                           "input": {"to": "worker-a", "message": "bench message"}}),
+                    vec![
+                        strings(&["agent", "get", "w1:p1"]),
+                        strings(&["agent", "get", "worker-a"]),
+                        strings(&["agent", "prompt", "worker-a", &wrapper]),
+                    ],
+                ),
+                _ => (
+                    json!({"session": session, "tool": "herdr_link_close",
+                           "input": {"agent": "victim"}}),
+                    Vec::new(),
+                ),
+            };
+            let request = request.to_string();
+            let run_lib = || {
+                if op == "close" {
+                    new_victim(&w);
+                }
+                let t = Instant::now();
+                let r = a.call_text(&request);
+                let took = t.elapsed();
+                assert_eq!(r["ok"], true, "{op}: {r}");
+                took
+            };
+            let run_raw = || {
+                let argvs = if op == "close" {
+                    let pane = new_victim(&w);
+                    vec![
+                        strings(&["agent", "get", "w1:p1"]),
+                        strings(&["agent", "get", "victim"]),
+                        strings(&["pane", "close", &pane]),
+                    ]
+                } else {
+                    argvs.clone()
+                };
+                let t = Instant::now();
+                for argv in &argvs {
+                    direct(argv);
+                }
+                t.elapsed()
+            };
+            let (l, r) = if i % 2 == 0 {
+                let l = run_lib();
+                (l, run_raw())
+            } else {
+                let r = run_raw();
+                (run_lib(), r)
+            };
+            if i >= 10 {
+                lib.push(l);
+                raw.push(r);
+            }
+        }
+        let (sl, sr) = (stats(&lib), stats(&raw));
+        let calls = if op == "peers" { 2 } else { 3 };
+        row(&format!("{op}: hl_tool_call ({calls} Herdr calls)"), &sl);
+        row(
+            &format!("{op}: direct spawns of the same {calls} argvs"),
+            &sr,
+        );
+        let ratio = sl.median.as_secs_f64() / sr.median.as_secs_f64();
+        let ratio_min = sl.min.as_secs_f64() / sr.min.as_secs_f64();
+        println!("  {op}: ratio of medians {ratio:.3} (of minimums {ratio_min:.3}); bar ≤ 1.10");
+        summary.push((op, ratio));
+    }
+    for (op, ratio) in summary {
+        println!("  RATIO {op} {ratio:.3}");
+    }
+}
+
+/// One spawn through the library's driver (`herdr::process::run`) against `Command::output`,
+/// interleaved: where the difference of (a) comes from.
+fn driver_per_spawn() {
+    println!("\n(p) one `agent list` spawn: the driver (herdr::process::run) vs Command::output");
+    let _w = bench_world();
+    let bin = common::fake_bin();
+    let bin_str = bin.to_str().unwrap();
+    let argv = strings(&["agent", "list"]);
+    let n = iterations();
+    let (mut lib, mut raw) = (Vec::new(), Vec::new());
+    for i in 0..n + 10 {
+        let run_lib = || {
+            let t = Instant::now();
+            let f = herdr_link::herdr::process::run(
+                bin_str,
+                &["agent", "list"],
+                Duration::from_secs(10),
+            )
+            .unwrap();
+            let took = t.elapsed();
+            assert_eq!(f.exit, herdr_link::herdr::process::Exit::Code(0));
+            took
+        };
+        let run_raw = || {
+            let t = Instant::now();
+            direct(&argv);
+            t.elapsed()
+        };
+        let (l, r) = if i % 2 == 0 {
+            let l = run_lib();
+            (l, run_raw())
+        } else {
+            let r = run_raw();
+            (run_lib(), r)
+        };
+        if i >= 10 {
+            lib.push(l);
+            raw.push(r);
+        }
+    }
+    let (sl, sr) = (stats(&lib), stats(&raw));
+    row("herdr::process::run", &sl);
+    row("Command::output + JSON parse", &sr);
+    println!(
+        "  ratio of medians {:.3}",
+        sl.median.as_secs_f64() / sr.median.as_secs_f64()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b) hl_bash_guard per call, (c) no-spawn hl_tool_call paths
+
+/// Times `batch` calls of `f` per sample, `samples` times; returns per-call durations.
+fn per_call(samples: usize, batch: usize, mut f: impl FnMut()) -> Vec<Duration> {
+    for _ in 0..batch {
+        f();
+    }
+    (0..samples)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..batch {
+                f();
+            }
+            t.elapsed() / batch as u32
+        })
+        .collect()
+}
+
+fn bash_guard() {
+    println!("\n(b) hl_bash_guard per call (batches of 2000, 40 samples)");
+    let _w = bench_world();
+    let a = abi();
+    assert_eq!(a.tool("bench-guard", "herdr_link", json!({}))["ok"], true);
+    let long = format!(
+        "{} && herdr agent prompt x hi --wait",
+        "echo step; ".repeat(400)
+    );
+    let cases: [(&str, &str, String); 6] = [
+        ("active, allowed (`ls -la`)", "bench-guard", "ls -la".into()),
+        (
+            "active, allowed (`herdr agent list`)",
+            "bench-guard",
+            "herdr agent list".into(),
+        ),
+        (
+            "active, blocked (`herdr agent prompt x hi --wait`)",
+            "bench-guard",
+            "herdr agent prompt x hi --wait".into(),
+        ),
+        (
+            "active, block + end turn (`herdr agent wait x`)",
+            "bench-guard",
+            "herdr agent wait x".into(),
+        ),
+        (
+            "active, 4.4 KB command (blocked at the end)",
+            "bench-guard",
+            long,
+        ),
+        (
+            "dormant session (always 0)",
+            "bench-guard-dormant",
+            "herdr agent wait x".into(),
+        ),
+    ];
+    for (label, session, command) in cases {
+        let s = std::ffi::CString::new(session).unwrap();
+        let c = std::ffi::CString::new(command).unwrap();
+        let samples = per_call(40, 2000, || {
+            let mut reason: *mut std::ffi::c_char = std::ptr::null_mut();
+            // SAFETY: valid C strings and out pointer; the reason is released at once.
+            unsafe {
+                (a.bash_guard)(s.as_ptr(), c.as_ptr(), &mut reason);
+                (a.free)(reason);
+            }
+        });
+        row(label, &stats(&samples));
+    }
+}
+
+fn no_spawn_paths() {
+    println!(
+        "\n(c) hl_tool_call paths that spawn nothing (batches of 500, 40 samples; bar ≤ 20 µs)"
+    );
+    let w = bench_world();
+    let a = abi();
+    assert_eq!(a.tool("bench-c", "herdr_link", json!({}))["ok"], true);
+    let call = |request: &str, expect: &str| {
+        let c = std::ffi::CString::new(request).unwrap();
+        // Check once that the path is the one we mean (and that it spawns nothing).
+        w.clear_log();
+        let r = a.call_text(request);
+        let code = if r["ok"] == true {
+            "ok"
+        } else {
+            r["error"]["code"].as_str().unwrap()
+        };
+        assert_eq!(code, expect, "{request}: {r}");
+        assert!(w.calls().is_empty(), "{request} spawned Herdr");
+        move || {
+            // SAFETY: a valid C string; the answer is released at once.
+            unsafe { (a.free)((a.tool_call)(c.as_ptr())) }
+        }
+    };
+    let cases: [(&str, String, &str); 7] = [
+        (
+            "request is not JSON",
+            "{\"session\":".into(),
+            "INVALID_REQUEST",
+        ),
+        (
+            "unknown tool",
+            json!({"session": "bench-c", "tool": "nope", "input": {}}).to_string(),
+            "INVALID_REQUEST",
+        ),
+        (
+            "gateway, unknown action",
+            json!({"session": "bench-c", "tool": "herdr_link", "input": {"action": "x"}})
+                .to_string(),
+            "INVALID_REQUEST",
+        ),
+        (
+            "gateway activation (active session)",
+            json!({"session": "bench-c", "tool": "herdr_link", "input": {}}).to_string(),
+            "ok",
+        ),
+        (
+            "send without `to` (PEER_NOT_FOUND)",
+            json!({"session": "bench-c", "tool": "herdr_link_send", "input": {"message": "m"}})
+                .to_string(),
+            "PEER_NOT_FOUND",
+        ),
+        (
+            "start with an unknown field (START_INPUT_INVALID)",
+            json!({"session": "bench-c", "tool": "herdr_link_start",
+                   "input": {"name": "x", "kind": "pi", "args": [], "model": "m"}})
+            .to_string(),
+            "START_INPUT_INVALID",
+        ),
+        (
+            "start, configured, no config file (START_CONFIG_NOT_FOUND)",
+            json!({"session": "bench-c", "tool": "herdr_link_start",
+                   "input": {"name": "x", "config_agent": "team"}, "context_dir": w.dir})
+            .to_string(),
+            "START_CONFIG_NOT_FOUND",
+        ),
+    ];
+    for (label, request, expect) in &cases {
+        row(label, &stats(&per_call(40, 500, call(request, expect))));
+    }
+    // The gate closed: NOT_IN_HERDR without a spawn.
+    std::env::remove_var("HERDR_ENV");
+    let peers = json!({"session": "bench-c", "tool": "herdr_link_peers", "input": {}}).to_string();
+    row(
+        "gate closed, peers (NOT_IN_HERDR)",
+        &stats(&per_call(40, 500, call(&peers, "NOT_IN_HERDR"))),
+    );
+    std::env::set_var("HERDR_ENV", "1");
+    // The same activation with the operator log on (a file in the world's directory).
+    std::env::set_var("HERDR_LINK_LOG", w.dir.join("bench.log"));
+    let gateway = json!({"session": "bench-c", "tool": "herdr_link", "input": {}}).to_string();
+    row(
+        "gateway activation, HERDR_LINK_LOG set",
+        &stats(&per_call(40, 500, call(&gateway, "ok"))),
+    );
+    std::env::remove_var("HERDR_LINK_LOG");
+    // For reference: hl_presentation of an active session.
+    let p =
+        std::ffi::CString::new(json!({"session": "bench-c", "style": "mcp"}).to_string()).unwrap();
+    row(
+        "hl_presentation (mcp, active; reference)",
+        &stats(&per_call(40, 500, || {
+            // SAFETY: a valid C string; the answer is released at once.
+            unsafe { (a.free)((a.presentation)(p.as_ptr())) }
+        })),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// (d) 16 threads on distinct sessions against 1 thread
+
+fn peers_round(threads: usize, per_thread: usize) -> Duration {
+    let barrier = Barrier::new(threads + 1);
+    std::thread::scope(|scope| {
+        for t in 0..threads {
+            let barrier = &barrier;
+            scope.spawn(move || {
+                let a = abi();
+                let request =
+                    json!({"session": format!("bench-tp-{threads}-{t}"), "tool": "herdr_link_peers", "input": {}})
+                        .to_string();
+                barrier.wait();
+                for _ in 0..per_thread {
+                    let r = a.call_text(&request);
+                    assert_eq!(r["ok"], true, "{r}");
+                }
+            });
+        }
+        barrier.wait();
+        let t = Instant::now();
+        // The scope joins every thread before returning.
+        t
+    })
+    .elapsed()
+}
+
+fn throughput() {
+    let total = 160;
+    let rounds = 5;
+    println!(
+        "\n(d) throughput, peers (2 Herdr calls each): {total} calls per round, {rounds} rounds"
+    );
+    let _w = bench_world();
+    let mut one = Vec::new();
+    let mut sixteen = Vec::new();
+    peers_round(1, 10);
+    for _ in 0..rounds {
+        one.push(total as f64 / peers_round(1, total).as_secs_f64());
+        sixteen.push(total as f64 / peers_round(16, total / 16).as_secs_f64());
+    }
+    let show = |label: &str, v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        println!(
+            "  {label:<58} median {:>8.1} calls/s   min {:>8.1}   max {:>8.1}   (rounds={})",
+            v[v.len() / 2],
+            v[0],
+            v[v.len() - 1],
+            v.len()
+        );
+        v[v.len() / 2]
+    };
+    let m1 = show("1 thread", &mut one);
+    let m16 = show("16 threads, distinct sessions", &mut sixteen);
+    println!("  16 threads / 1 thread: {:.2}x", m16 / m1);
+}

@@ -1,0 +1,550 @@
+//! The operator log (`HERDR_LINK_LOG`) through the C ABI: one JSON line per operation with its
+//! time, session, tool, every Herdr argv with its outcome and duration, the Link code and the
+//! internal detail; bootstrap lines; and the promise that logging never fails or blocks a call,
+//! whatever the path is (missing directory, a directory, a full device, a FIFO nobody reads).
+
+mod common;
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use common::{abi, has_raw_id, serial, World};
+use herdr_link::oplog::{MAX_ARG_CHARS, QUEUE_DEPTH};
+use serde_json::{json, Value};
+
+fn world() -> World {
+    World::new(
+        json!({"workspaces": [
+            {"cwd": "/proj", "tabs": [{"panes": [
+                {"cwd": "/proj", "agent": "pi", "name": "brain", "status": "idle"},
+                {"cwd": "/proj", "agent": "claude", "name": "worker-a", "status": "working"},
+                {"cwd": "/proj", "agent": "pi", "name": "worker-b", "status": "idle"}
+            ]}]},
+            {"cwd": "/other", "tabs": [{"panes": [
+                {"cwd": "/other", "agent": "pi", "name": "stranger", "status": "idle"}
+            ]}]}
+        ]}),
+        "w1:p1",
+    )
+}
+
+/// Points `HERDR_LINK_LOG` at a fresh file in the world's directory.
+fn log_to(w: &World, name: &str) -> PathBuf {
+    let path = w.dir.join(name);
+    std::env::set_var("HERDR_LINK_LOG", &path);
+    path
+}
+
+/// Waits (up to 10 s) until the log holds at least `n` lines, then returns them parsed.
+fn lines(path: &Path, n: usize) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let count = text.lines().count();
+        if count >= n || Instant::now() > deadline {
+            assert!(
+                count >= n,
+                "expected {n} log lines in {}, found {count}:\n{text}",
+                path.display()
+            );
+            return text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+                .collect();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn now_secs() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// Checks the shape every line has, and returns its calls as (argv, outcome, ms).
+fn shape(line: &Value) -> Vec<(Vec<String>, String, f64)> {
+    let obj = line.as_object().expect("a line is an object");
+    let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        ["ts", "session", "tool", "action", "code", "detail", "ms", "calls"],
+        "{line}"
+    );
+    let ts = line["ts"].as_f64().expect("ts is epoch seconds");
+    assert!((now_secs() - ts).abs() < 120.0, "{line}");
+    assert!(line["session"].is_string() && line["tool"].is_string());
+    assert!(line["action"].is_null() || line["action"].is_string());
+    assert!(line["code"].is_string() && line["detail"].is_string());
+    let total = line["ms"].as_f64().expect("ms");
+    let calls: Vec<_> = line["calls"]
+        .as_array()
+        .expect("calls")
+        .iter()
+        .map(|c| {
+            let argv = c["argv"]
+                .as_array()
+                .expect("argv")
+                .iter()
+                .map(|a| a.as_str().expect("argv strings").to_string())
+                .collect();
+            let ms = c["ms"].as_f64().expect("call ms");
+            assert!(ms >= 0.0);
+            (
+                argv,
+                c["outcome"].as_str().expect("outcome").to_string(),
+                ms,
+            )
+        })
+        .collect();
+    let sum: f64 = calls.iter().map(|c| c.2).sum();
+    assert!(
+        total + 0.001 >= sum,
+        "operation ms {total} < sum of calls {sum}: {line}"
+    );
+    calls
+}
+
+fn argvs(calls: &[(Vec<String>, String, f64)]) -> Vec<String> {
+    calls.iter().map(|c| c.0.join(" ")).collect()
+}
+
+#[test]
+fn one_line_per_operation_with_every_field() {
+    let _g = serial();
+    let w = world();
+    let log = log_to(&w, "ops.log");
+    let a = abi();
+    let s = "log-fields";
+    let mut results = vec![
+        a.tool(s, "herdr_link", json!({})),
+        a.tool(s, "herdr_link", json!({"action": "peers"})),
+        a.tool(s, "herdr_link_peers", json!({})),
+        a.tool(
+            s,
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": "review ✓"}),
+        ),
+    ];
+    results.push(a.tool(s, "herdr_link_close", json!({"agent": "worker-b"})));
+    for r in &results {
+        assert_eq!(r["ok"], true, "{r}");
+    }
+    let got = lines(&log, 5);
+    assert_eq!(got.len(), 5, "exactly one line per operation");
+    for line in &got {
+        assert_eq!(line["session"], s);
+        assert_eq!(line["code"], "ok");
+        assert_eq!(line["detail"], "");
+    }
+
+    // Gateway activation: no Herdr call.
+    assert_eq!(got[0]["tool"], "herdr_link");
+    assert!(got[0]["action"].is_null());
+    assert!(shape(&got[0]).is_empty());
+
+    // Gateway dispatch records the action; peers' calls are the same either way.
+    assert_eq!(got[1]["tool"], "herdr_link");
+    assert_eq!(got[1]["action"], "peers");
+    assert_eq!(got[2]["tool"], "herdr_link_peers");
+    assert!(got[2]["action"].is_null());
+    for line in &got[1..3] {
+        let calls = shape(line);
+        assert_eq!(argvs(&calls), ["agent get w1:p1", "agent list"]);
+        assert!(calls.iter().all(|c| c.1 == "exit=0"), "{line}");
+    }
+
+    // Send: three calls; the wrapper argv is clipped, not dropped.
+    assert_eq!(got[3]["tool"], "herdr_link_send");
+    let calls = shape(&got[3]);
+    assert_eq!(calls.len(), 3);
+    assert_eq!(calls[0].0, ["agent", "get", "w1:p1"]);
+    assert_eq!(calls[1].0, ["agent", "get", "worker-a"]);
+    assert_eq!(&calls[2].0[..3], ["agent", "prompt", "worker-a"]);
+    let wrapper = &calls[2].0[3];
+    assert!(wrapper.starts_with("[herdr-link/1]"), "{wrapper}");
+    let (head, tail) = wrapper.split_once("…(+").expect("clipped wrapper");
+    assert_eq!(head.chars().count(), MAX_ARG_CHARS);
+    assert!(tail.ends_with(" chars)"), "{tail}");
+    assert!(calls.iter().all(|c| c.1 == "exit=0"));
+
+    // Close: raw pane ids are allowed in the log (and only there).
+    assert_eq!(got[4]["tool"], "herdr_link_close");
+    let calls = shape(&got[4]);
+    assert_eq!(
+        argvs(&calls),
+        ["agent get w1:p1", "agent get worker-b", "pane close w1:p3"]
+    );
+    for r in &results {
+        assert!(!has_raw_id(&r.to_string()), "{r}");
+    }
+    std::env::remove_var("HERDR_LINK_LOG");
+}
+
+#[test]
+fn failures_carry_the_code_the_outcome_and_the_internal_detail() {
+    let _g = serial();
+    let w = world();
+    let log = log_to(&w, "failures.log");
+    let a = abi();
+    let s = "log-failures";
+    let mut n = 0;
+    let mut next = |r: Value, code: &str| -> Value {
+        assert_eq!(r["error"]["code"], code, "{r}");
+        assert!(!has_raw_id(&r.to_string()), "{r}");
+        n += 1;
+        let line = lines(&log, n).pop().unwrap();
+        assert_eq!(line["code"], code, "{line}");
+        assert_eq!(line["session"], s);
+        line
+    };
+
+    // A Herdr rejection: its code and message (with raw ids) go to the detail.
+    let err =
+        json!({"error": {"code": "agent_blocked", "message": "agent w1:p2 refused (term_abc)"}})
+            .to_string();
+    w.fault(
+        "agent",
+        "prompt",
+        &["--times", "1", "--exit", "1", "--stderr", &err],
+    );
+    let send = |to: &str| a.tool(s, "herdr_link_send", json!({"to": to, "message": "m"}));
+    let line = next(send("worker-a"), "SEND_FAILED");
+    assert_eq!(
+        line["detail"],
+        "agent_blocked: agent w1:p2 refused (term_abc)"
+    );
+    let calls = shape(&line);
+    assert_eq!(calls[2].1, "exit=1");
+    assert_eq!(calls[2].0[..3], ["agent", "prompt", "worker-a"]);
+
+    // Scope privacy: the model cannot tell, the detail is the fixed internal one.
+    let line = next(send("stranger"), "PEER_NOT_FOUND");
+    assert_eq!(line["detail"], "target agent is not a live peer");
+    assert_eq!(
+        argvs(&shape(&line)),
+        ["agent get w1:p1", "agent get stranger"]
+    );
+
+    // Killed by a signal.
+    w.fault("agent", "list", &["--times", "1", "--signal", "9"]);
+    let line = next(a.tool(s, "herdr_link_peers", json!({})), "NOT_IN_HERDR");
+    assert_eq!(shape(&line)[1].1, "signal=9");
+    assert!(
+        line["detail"].as_str().unwrap().contains("signal 9"),
+        "{line}"
+    );
+
+    // Hung past the limit.
+    std::env::set_var("HERDR_LINK_TIMEOUT_MS", "300");
+    w.fault("agent", "list", &["--times", "1", "--hang"]);
+    let line = next(a.tool(s, "herdr_link_peers", json!({})), "NOT_IN_HERDR");
+    let calls = shape(&line);
+    assert_eq!(calls[1].1, "timeout");
+    assert!(calls[1].2 >= 300.0, "{line}");
+    assert!(
+        line["detail"].as_str().unwrap().contains("timed out"),
+        "{line}"
+    );
+    std::env::remove_var("HERDR_LINK_TIMEOUT_MS");
+
+    // Too much output.
+    w.fault(
+        "agent",
+        "list",
+        &["--times", "1", "--big-stdout", "20000000"],
+    );
+    let line = next(a.tool(s, "herdr_link_peers", json!({})), "NOT_IN_HERDR");
+    assert_eq!(shape(&line)[1].1, "too-large");
+
+    // Invalid JSON: the parse error is in the detail.
+    w.fault(
+        "agent",
+        "list",
+        &["--times", "1", "--exit", "0", "--invalid-utf8"],
+    );
+    let line = next(a.tool(s, "herdr_link_peers", json!({})), "NOT_IN_HERDR");
+    assert_eq!(shape(&line)[1].1, "exit=0");
+    assert!(
+        line["detail"].as_str().unwrap().contains("not JSON"),
+        "{line}"
+    );
+
+    // The binary is gone.
+    std::env::set_var("HERDR_BIN_PATH", w.dir.join("gone"));
+    let line = next(
+        a.tool(s, "herdr_link_close", json!({"agent": "x"})),
+        "NOT_IN_HERDR",
+    );
+    assert_eq!(shape(&line)[0].1, "spawn-failed");
+    assert!(
+        line["detail"].as_str().unwrap().contains("spawn failed"),
+        "{line}"
+    );
+
+    // The gate is closed: a line with no call and the reason.
+    std::env::remove_var("HERDR_ENV");
+    let line = next(a.tool(s, "herdr_link_peers", json!({})), "NOT_IN_HERDR");
+    assert!(shape(&line).is_empty());
+    assert!(
+        line["detail"].as_str().unwrap().contains("HERDR_ENV"),
+        "{line}"
+    );
+    std::env::remove_var("HERDR_LINK_LOG");
+}
+
+#[test]
+fn bootstrap_writes_its_own_lines() {
+    let _g = serial();
+    let w = World::new(
+        json!({"workspaces": [{"cwd": "/p", "tabs": [{"panes": [
+            {"cwd": "/p", "agent": "pi", "status": "idle"},
+            {"cwd": "/p", "agent": "pi", "name": "worker-a", "status": "idle"}
+        ]}]}]}),
+        "w1:p1",
+    );
+    let log = log_to(&w, "bootstrap.log");
+    let a = abi();
+    a.start("log-boot");
+    let line = lines(&log, 1).pop().unwrap();
+    assert_eq!(line["tool"], "bootstrap");
+    assert_eq!(line["session"], "log-boot");
+    assert_eq!(line["code"], "ok");
+    let calls = shape(&line);
+    assert_eq!(calls.len(), 3, "{line}");
+    assert_eq!(calls[0].0, ["agent", "get", "w1:p1"]);
+    assert_eq!(calls[1].0[..3], ["agent", "rename", "w1:p1"]);
+    assert!(calls[1].0[3].starts_with("hl-"), "{line}");
+    assert_eq!(calls[2].0, ["agent", "get", "w1:p1"]);
+
+    // A failing bootstrap logs SELF_UNNAMED with the rename's rejection as detail.
+    w.admin(&["fake", "agent", "w1:p1", "--no-name"]);
+    let err =
+        json!({"error": {"code": "agent_launch_pending", "message": "pane w1:p1 is pending"}})
+            .to_string();
+    w.fault("agent", "rename", &["--exit", "1", "--stderr", &err]);
+    a.start("log-boot-2");
+    let line = lines(&log, 2).pop().unwrap();
+    assert_eq!(line["tool"], "bootstrap");
+    assert_eq!(line["session"], "log-boot-2");
+    assert_eq!(line["code"], "SELF_UNNAMED");
+    assert!(
+        line["detail"]
+            .as_str()
+            .unwrap()
+            .contains("agent_launch_pending: pane w1:p1 is pending"),
+        "{line}"
+    );
+    assert_eq!(shape(&line)[1].1, "exit=1");
+    a.end("log-boot");
+    a.end("log-boot-2");
+    std::env::remove_var("HERDR_LINK_LOG");
+}
+
+#[test]
+fn lines_from_many_threads_stay_whole() {
+    let _g = serial();
+    let w = world();
+    let log = log_to(&w, "threads.log");
+    let handles: Vec<_> = (0..8)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let a = abi();
+                let s = format!("log-thread-{i}");
+                for _ in 0..20 {
+                    assert_eq!(a.tool(&s, "herdr_link", json!({}))["ok"], true);
+                }
+                for _ in 0..2 {
+                    let r = a.tool(
+                        &s,
+                        "herdr_link_send",
+                        json!({"to": "worker-a", "message": "x".repeat(5000)}),
+                    );
+                    assert_eq!(r["ok"], true, "{r}");
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let got = lines(&log, 8 * 22);
+    assert_eq!(got.len(), 8 * 22);
+    for i in 0..8 {
+        let mine: Vec<_> = got
+            .iter()
+            .filter(|l| l["session"] == format!("log-thread-{i}"))
+            .collect();
+        assert_eq!(mine.len(), 22);
+        assert_eq!(
+            mine.iter()
+                .filter(|l| l["tool"] == "herdr_link_send")
+                .count(),
+            2
+        );
+    }
+    drop(w);
+    std::env::remove_var("HERDR_LINK_LOG");
+}
+
+/// Runs a few operations and checks they behave exactly as without a log.
+fn calls_unaffected(label: &str) {
+    let a = abi();
+    let s = "log-unusable";
+    let t = Instant::now();
+    let r = a.tool(s, "herdr_link", json!({}));
+    assert_eq!(r["ok"], true, "{label}: {r}");
+    let r = a.tool(s, "herdr_link_peers", json!({}));
+    assert_eq!(r["ok"], true, "{label}: {r}");
+    assert_eq!(r["result"]["self"]["name"], "brain");
+    let r = a.tool(s, "herdr_link_send", json!({"to": "ghost", "message": "m"}));
+    assert_eq!(r["error"]["code"], "PEER_NOT_FOUND", "{label}: {r}");
+    let r = a.tool(
+        s,
+        "herdr_link_send",
+        json!({"to": "worker-a", "message": "m"}),
+    );
+    assert_eq!(r["ok"], true, "{label}: {r}");
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(5), "{label}: {took:?}");
+}
+
+#[test]
+fn an_unusable_log_path_never_fails_a_call() {
+    let _g = serial();
+    let w = world();
+    let file = w.dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let paths = [
+        (
+            "a nonexistent directory",
+            PathBuf::from("/nonexistent-herdr-link/dir/op.log"),
+        ),
+        ("a directory", w.dir.clone()),
+        ("under a regular file", file.join("op.log")),
+        ("a full device", PathBuf::from("/dev/full")),
+        ("empty (no log)", PathBuf::new()),
+    ];
+    for (label, path) in &paths {
+        std::env::set_var("HERDR_LINK_LOG", path);
+        calls_unaffected(label);
+    }
+    // The writer survives all of that: a usable path gets its lines again.
+    let log = log_to(&w, "after.log");
+    abi().tool("log-after", "herdr_link", json!({}));
+    let line = lines(&log, 1).pop().unwrap();
+    assert_eq!(line["session"], "log-after");
+    std::env::remove_var("HERDR_LINK_LOG");
+}
+
+/// Opens the FIFO so the blocked writer can go on, reads until the writer has been quiet for a
+/// while, then removes the FIFO. Returns the lines that came through.
+fn unblock_and_drain(fifo: &Path) -> Vec<String> {
+    let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid path; O_RDWR on a FIFO never blocks on Linux.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_NONBLOCK) };
+    assert!(fd >= 0, "open fifo: {}", std::io::Error::last_os_error());
+    let mut bytes = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut quiet_since = Instant::now();
+    while quiet_since.elapsed() < Duration::from_millis(500) {
+        // SAFETY: reading into a buffer we own, of the size we pass.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n > 0 {
+            bytes.extend_from_slice(&buf[..n as usize]);
+            quiet_since = Instant::now();
+        } else {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    let _ = std::fs::remove_file(fifo);
+    // SAFETY: closing the descriptor opened above.
+    unsafe { libc::close(fd) };
+    String::from_utf8(bytes)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Unblocks the writer even when the test fails half way, so later tests keep their log.
+struct Fifo(PathBuf, bool);
+
+impl Drop for Fifo {
+    fn drop(&mut self) {
+        if !self.1 {
+            std::env::remove_var("HERDR_LINK_LOG");
+            unblock_and_drain(&self.0);
+        }
+    }
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+#[test]
+fn a_fifo_nobody_reads_never_blocks_a_call() {
+    let _g = serial();
+    let w = world();
+    let path = w.dir.join("stuck.fifo");
+    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid path and mode.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let mut fifo = Fifo(path.clone(), false);
+    std::env::set_var("HERDR_LINK_LOG", &path);
+    let a = abi();
+
+    // The writer blocks opening the FIFO; the queue fills, then lines are dropped.
+    let total = QUEUE_DEPTH * 3;
+    let mut times = Vec::with_capacity(total);
+    for _ in 0..total {
+        let t = Instant::now();
+        let r = a.tool("log-fifo", "herdr_link", json!({}));
+        times.push(t.elapsed());
+        assert_eq!(r["ok"], true, "{r}");
+    }
+    // Operations that spawn Herdr are not slowed either.
+    let mut spawning = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let r = a.tool("log-fifo", "herdr_link_peers", json!({}));
+        spawning.push(t.elapsed());
+        assert_eq!(r["ok"], true, "{r}");
+    }
+    let max = *times.iter().max().unwrap();
+    let med = median(&mut times);
+    eprintln!(
+        "{total} no-spawn calls with a stuck log: median {med:?}, max {max:?}; peers max {:?}",
+        spawning.iter().max().unwrap()
+    );
+    assert!(med < Duration::from_millis(5), "median {med:?}");
+    assert!(max < Duration::from_millis(250), "max {max:?}");
+
+    // Let the writer go: it delivers what it had queued (at most the queue plus the line it
+    // held), each line whole; the rest was dropped.
+    std::env::remove_var("HERDR_LINK_LOG");
+    let got = unblock_and_drain(&path);
+    fifo.1 = true;
+    eprintln!(
+        "the writer delivered {} of {} lines once unblocked; the rest were dropped",
+        got.len(),
+        total + spawning.len()
+    );
+    assert!(!got.is_empty());
+    assert!(got.len() <= QUEUE_DEPTH + 1, "{} lines", got.len());
+    for l in &got {
+        let v: Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["session"], "log-fifo");
+    }
+
+    // The writer keeps working for the next path.
+    let log = log_to(&w, "after-fifo.log");
+    a.tool("log-after-fifo", "herdr_link", json!({}));
+    assert_eq!(lines(&log, 1)[0]["session"], "log-after-fifo");
+    std::env::remove_var("HERDR_LINK_LOG");
+}
