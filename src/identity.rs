@@ -268,6 +268,9 @@ pub fn bootstrap_in_background(session: &str) {
     let Some(herdr_env) = crate::env::gate() else {
         return;
     };
+    if lock(&IN_FLIGHT).contains_key(&herdr_env.pane_id) {
+        return; // one is already running for this pane; its outcome serves everyone
+    }
     let session = session.to_string();
     let _ = std::thread::Builder::new()
         .name("herdr-link-bootstrap".into())

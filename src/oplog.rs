@@ -52,6 +52,11 @@ fn sender() -> Option<SyncSender<Line>> {
     slot.clone()
 }
 
+/// Milliseconds with microsecond precision (no float noise in the log).
+fn millis(d: Duration) -> f64 {
+    d.as_micros() as f64 / 1000.0
+}
+
 fn clip(arg: &str) -> String {
     if arg.chars().count() <= MAX_ARG_CHARS {
         arg.to_string()
@@ -94,7 +99,7 @@ pub fn record(entry: &Entry<'_>) {
             json!({
                 "argv": c.argv.iter().map(|a| clip(a)).collect::<Vec<_>>(),
                 "outcome": c.outcome,
-                "ms": c.duration.as_secs_f64() * 1000.0,
+                "ms": millis(c.duration),
             })
         })
         .collect();
@@ -105,7 +110,7 @@ pub fn record(entry: &Entry<'_>) {
         "action": entry.action,
         "code": entry.code,
         "detail": entry.detail,
-        "ms": entry.elapsed.as_secs_f64() * 1000.0,
+        "ms": millis(entry.elapsed),
         "calls": calls,
     })
     .to_string()
