@@ -54,6 +54,16 @@ pub fn same_workspace(a: &str, b: &str) -> Result<(), LinkError> {
     Ok(())
 }
 
+/// A failed self lookup or rename: Herdr being unavailable stays NOT_IN_HERDR; anything else
+/// (including `agent_not_found`) means Link could not establish the caller's name.
+fn self_failure(f: CliFailure, what: &str) -> LinkError {
+    match f {
+        CliFailure::Transport(_) => f.classify(LinkError::SelfUnnamed),
+        _ if f.is_code("not_in_herdr") => f.classify(LinkError::SelfUnnamed),
+        _ => LinkError::SelfUnnamed(format!("{what} failed: {}", f.detail())),
+    }
+}
+
 /// The caller's current public pane id when `pane` is a stale alias (Herdr gives a pane a new id
 /// when it moves to another workspace and keeps the old one only as an alias, which `agent get`
 /// does not accept). `None` when the id is current or the pane is unknown.
@@ -85,14 +95,7 @@ fn probe_self(herdr: &Herdr, pane: &str) -> Result<(AgentRecord, String), LinkEr
                 attempt += 1;
                 std::thread::sleep(READINESS_PAUSE);
             }
-            Err(f @ CliFailure::Transport(_)) => return Err(f.classify(LinkError::SelfUnnamed)),
-            Err(f) if f.is_code("not_in_herdr") => return Err(f.classify(LinkError::SelfUnnamed)),
-            Err(f) => {
-                return Err(LinkError::SelfUnnamed(format!(
-                    "self lookup failed: {}",
-                    f.detail()
-                )))
-            }
+            Err(f) => return Err(self_failure(f, "self lookup")),
         }
     }
 }
@@ -246,14 +249,7 @@ fn bootstrap(herdr: &Herdr, pane: &str) -> Outcome {
                 };
             }
             Err(f) if f.is_code("agent_name_taken") => continue,
-            Err(f @ CliFailure::Transport(_)) => return Err(f.classify(LinkError::SelfUnnamed)),
-            Err(f) if f.is_code("not_in_herdr") => return Err(f.classify(LinkError::SelfUnnamed)),
-            Err(f) => {
-                return Err(LinkError::SelfUnnamed(format!(
-                    "bootstrap rename failed: {}",
-                    f.detail()
-                )))
-            }
+            Err(f) => return Err(self_failure(f, "bootstrap rename")),
         }
     }
     Err(LinkError::SelfUnnamed(
