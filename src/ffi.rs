@@ -67,7 +67,7 @@ pub unsafe extern "C" fn hl_session_start(session: *const c_char) {
                 return;
             };
             session::start(key);
-            identity::bootstrap_in_background(key);
+            let _ = identity::bootstrap_in_background(key);
         },
     )
 }

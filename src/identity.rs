@@ -259,16 +259,15 @@ fn bootstrap(herdr: &Herdr, pane: &str) -> Outcome {
 
 /// Starts the self-identity bootstrap on a background thread when the environment gate is open
 /// (fire and forget: the host is never blocked; a failure is logged and retried on demand by the
-/// next communication call). Its Herdr calls go to the operator log under `session`.
-pub fn bootstrap_in_background(session: &str) {
-    let Some(herdr_env) = crate::env::gate() else {
-        return;
-    };
+/// next communication call). Its Herdr calls go to the operator log under `session`. Returns the
+/// thread, for a process that wants to let it finish before exiting.
+pub fn bootstrap_in_background(session: &str) -> Option<std::thread::JoinHandle<()>> {
+    let herdr_env = crate::env::gate()?;
     if lock(&IN_FLIGHT).contains_key(&herdr_env.pane_id) {
-        return; // one is already running for this pane; its outcome serves everyone
+        return None; // one is already running for this pane; its outcome serves everyone
     }
     let session = session.to_string();
-    let _ = std::thread::Builder::new()
+    std::thread::Builder::new()
         .name("herdr-link-bootstrap".into())
         .spawn(move || {
             let _ = std::panic::catch_unwind(|| {
@@ -289,5 +288,6 @@ pub fn bootstrap_in_background(session: &str) {
                     elapsed: started.elapsed(),
                 });
             });
-        });
+        })
+        .ok()
 }

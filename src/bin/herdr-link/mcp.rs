@@ -140,7 +140,7 @@ impl ServerHandler for LinkServer {
 
 /// Serves MCP on stdin/stdout until EOF; returns the process exit code.
 pub fn run(context_dir: PathBuf) -> i32 {
-    identity::bootstrap_in_background(SESSION);
+    let bootstrap = identity::bootstrap_in_background(SESSION);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -176,5 +176,16 @@ pub fn run(context_dir: PathBuf) -> i32 {
     });
     // Do not wait for anything still running on the blocking pool.
     runtime.shutdown_background();
+    // Let a startup bootstrap still talking to Herdr finish (briefly), so no Herdr call it made
+    // outlives the server.
+    if let Some(handle) = bootstrap {
+        let deadline = std::time::Instant::now() + BOOTSTRAP_GRACE;
+        while !handle.is_finished() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
     code
 }
+
+/// How long an exiting server waits for its startup bootstrap.
+const BOOTSTRAP_GRACE: Duration = Duration::from_secs(2);
