@@ -39,7 +39,7 @@ export function tempDir(prefix) {
   return dir
 }
 process.on("exit", () => {
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true, maxRetries: 5 })
 })
 
 /** The pane our OpenCode runs in, in every world below. */

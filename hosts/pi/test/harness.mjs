@@ -60,7 +60,7 @@ export function removeWorlds() {
     console.log(`# kept: ${scratchRoots.join(" ")}`);
     return;
   }
-  for (const root of scratchRoots.splice(0)) rmSync(root, { recursive: true, force: true });
+  for (const root of scratchRoots.splice(0)) rmSync(root, { recursive: true, force: true, maxRetries: 5 });
 }
 
 /** A scratch world: project dir, Pi config dir, fake Herdr state, model log. */
