@@ -6,6 +6,8 @@
 //! [`ops`] (start, peers, send, close) → [`identity`] (live self/target records, bootstrap) →
 //! [`herdr`] (the only process spawner). [`protocol`], [`presentation`] and [`guard`] are pure.
 
+#![warn(missing_docs)]
+
 mod contract_block;
 pub mod env;
 pub mod error;
