@@ -130,22 +130,6 @@ fn ensure_fake() {
 // ---------------------------------------------------------------------------------------------
 // (a) hl_tool_call versus the same argvs spawned directly
 
-fn bench_world() -> World {
-    World::new(
-        json!({"workspaces": [
-            {"cwd": "/proj", "tabs": [{"panes": [
-                {"cwd": "/proj", "agent": "pi", "name": "brain", "status": "idle"},
-                {"cwd": "/proj", "agent": "claude", "name": "worker-a", "status": "working"},
-                {"cwd": "/proj", "agent": "codex", "status": "idle"}
-            ]}]},
-            {"cwd": "/other", "tabs": [{"panes": [
-                {"cwd": "/other", "agent": "pi", "name": "stranger", "status": "idle"}
-            ]}]}
-        ]}),
-        "w1:p1",
-    )
-}
-
 /// Spawns one argv against the fake as a plain caller would: output collected, JSON parsed.
 fn direct(argv: &[String]) {
     let out = Command::new(common::fake_bin())
@@ -192,7 +176,7 @@ fn spawning_ratio() {
         .wrapper();
     let mut summary = Vec::new();
     for op in ["peers", "send", "close"] {
-        let w = bench_world();
+        let w = World::standard();
         let session = format!("bench-{op}");
         let mut lib = Vec::with_capacity(n);
         let mut raw = Vec::with_capacity(n);
@@ -281,7 +265,7 @@ fn spawning_ratio() {
 /// interleaved: where the difference of (a) comes from.
 fn driver_per_spawn() {
     println!("\n(p) one `agent list` spawn: the driver (herdr::process::run) vs Command::output");
-    let _w = bench_world();
+    let _w = World::standard();
     let bin = common::fake_bin();
     let bin_str = bin.to_str().unwrap();
     let argv = strings(&["agent", "list"]);
@@ -347,7 +331,7 @@ fn per_call(samples: usize, batch: usize, mut f: impl FnMut()) -> Vec<Duration> 
 
 fn bash_guard() {
     println!("\n(b) hl_bash_guard per call (batches of 2000, 40 samples)");
-    let _w = bench_world();
+    let _w = World::standard();
     let a = abi();
     assert_eq!(a.tool("bench-guard", "herdr_link", json!({}))["ok"], true);
     let long = format!(
@@ -401,7 +385,7 @@ fn no_spawn_paths() {
     println!(
         "\n(c) hl_tool_call paths that spawn nothing (batches of 500, 40 samples; bar ≤ 20 µs)"
     );
-    let w = bench_world();
+    let w = World::standard();
     let a = abi();
     assert_eq!(a.tool("bench-c", "herdr_link", json!({}))["ok"], true);
     let call = |request: &str, expect: &str| {
@@ -529,7 +513,7 @@ fn throughput() {
     println!(
         "\n(d) throughput, peers (2 Herdr calls each): {total} calls per round, {rounds} rounds"
     );
-    let _w = bench_world();
+    let _w = World::standard();
     let mut one = Vec::new();
     let mut sixteen = Vec::new();
     peers_round(1, 10);
