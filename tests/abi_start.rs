@@ -796,3 +796,27 @@ fn gateway_start_shares_the_same_path() {
     assert_eq!(code(&r), "START_INPUT_INVALID");
     let _ = w;
 }
+
+#[test]
+fn different_keys_start_concurrently() {
+    let _g = serial();
+    let w = world();
+    let cfg = json!({"agents": {
+        "slow": {"placement": {"mode": "new_tab"}, "variants": [{"kind": "pi"}]},
+        "fast": {"placement": {"mode": "new_tab"}, "variants": [{"kind": "codex"}]}
+    }});
+    let dir = project(&w, "p", Some(&cfg));
+    // The first `agent start` (the slow key's) takes 1.5 s inside Herdr.
+    w.fault("agent", "start", &["--times", "1", "--delay-ms", "1500"]);
+    let d = dir.clone();
+    let slow =
+        std::thread::spawn(move || start(&d, json!({"name": "slow-one", "config_agent": "slow"})));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let fast = start(&dir, json!({"name": "fast-one", "config_agent": "fast"}));
+    started(&fast, "fast-one", "codex");
+    started(&slow.join().unwrap(), "slow-one", "pi");
+    // The fake logs a call when it ends: the fast key's start ended while the slow one was
+    // still inside Herdr, so the slow key's lock did not hold it back.
+    let order: Vec<String> = starts(&w).iter().map(|a| a[2].clone()).collect();
+    assert_eq!(order, ["fast-one", "slow-one"]);
+}
