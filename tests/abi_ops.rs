@@ -541,3 +541,52 @@ fn sixteen_threads_on_distinct_sessions() {
     ids.dedup();
     assert_eq!(ids.len(), 48, "message ids are unique");
 }
+
+#[test]
+fn peers_filters_a_messy_list() {
+    let _g = serial();
+    let w = rich_world();
+    let entry = |extra: Value| {
+        let mut base = json!({"agent_status": "idle", "focused": false, "pane_id": "w1:p9", "revision": 0,
+            "state_change_seq": 0, "tab_id": "w1:t1", "terminal_id": "term_9", "workspace_id": "w1"});
+        for (k, v) in extra.as_object().unwrap() {
+            if v.is_null() {
+                base.as_object_mut().unwrap().remove(k);
+            } else {
+                base[k] = v.clone();
+            }
+        }
+        base
+    };
+    let list = json!({"id": "cli:agent:list", "result": {"type": "agent_list", "agents": [
+        entry(json!({"name": "brain"})),
+        entry(json!({})),
+        entry(json!({"name": ""})),
+        entry(json!({"name": "Brain"})),
+        entry(json!({"name": "worker-a", "agent_status": "working", "future_field": {"x": 1}})),
+        entry(json!({"name": "elsewhere", "workspace_id": "w2"})),
+        entry(json!({"name": "nowhere", "workspace_id": null})),
+        entry(json!({"name": "gone", "live": false})),
+        entry(json!({"name": "mystery", "agent_status": "on_fire"})),
+        entry(json!({"name": "shouty", "agent_status": " DONE "})),
+        entry(json!({"name": "legacy", "agent_status": null, "status": "blocked"})),
+        entry(json!({"name": "worker-a", "agent_status": "idle"})),
+        7
+    ]}});
+    w.fault(
+        "agent",
+        "list",
+        &["--exit", "0", "--stdout", &list.to_string()],
+    );
+    let r = abi().tool("messy", "herdr_link_peers", json!({}));
+    assert_eq!(
+        ok(&r)["peers"],
+        json!([
+            {"name": "worker-a", "state": "working"},
+            {"name": "mystery", "state": "unknown"},
+            {"name": "shouty", "state": "done"},
+            {"name": "legacy", "state": "blocked"}
+        ])
+    );
+    assert!(!has_raw_id(&r.to_string()));
+}
