@@ -160,6 +160,28 @@ fn new_victim(w: &World) -> String {
     pane
 }
 
+/// One round of an interleaved comparison: which side runs first alternates, and samples are
+/// kept once the 10 warm-up rounds are over.
+fn round(
+    i: usize,
+    run_lib: impl FnOnce() -> Duration,
+    run_raw: impl FnOnce() -> Duration,
+    lib: &mut Vec<Duration>,
+    raw: &mut Vec<Duration>,
+) {
+    let (l, r) = if i % 2 == 0 {
+        let l = run_lib();
+        (l, run_raw())
+    } else {
+        let r = run_raw();
+        (run_lib(), r)
+    };
+    if i >= 10 {
+        lib.push(l);
+        raw.push(r);
+    }
+}
+
 fn iterations() -> usize {
     std::env::var("BENCH_ITERS")
         .ok()
@@ -232,17 +254,7 @@ fn spawning_ratio() {
                 }
                 t.elapsed()
             };
-            let (l, r) = if i % 2 == 0 {
-                let l = run_lib();
-                (l, run_raw())
-            } else {
-                let r = run_raw();
-                (run_lib(), r)
-            };
-            if i >= 10 {
-                lib.push(l);
-                raw.push(r);
-            }
+            round(i, run_lib, run_raw, &mut lib, &mut raw);
         }
         let (sl, sr) = (stats(&lib), stats(&raw));
         let calls = if op == "peers" { 2 } else { 3 };
@@ -289,17 +301,7 @@ fn driver_per_spawn() {
             direct(&argv);
             t.elapsed()
         };
-        let (l, r) = if i % 2 == 0 {
-            let l = run_lib();
-            (l, run_raw())
-        } else {
-            let r = run_raw();
-            (run_lib(), r)
-        };
-        if i >= 10 {
-            lib.push(l);
-            raw.push(r);
-        }
+        round(i, run_lib, run_raw, &mut lib, &mut raw);
     }
     let (sl, sr) = (stats(&lib), stats(&raw));
     row("herdr::process::run", &sl);

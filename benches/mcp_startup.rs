@@ -6,6 +6,9 @@
 //! `cargo build --release -p fake-herdr`). `MCP_BENCH_RUNS` sets the number of runs (default
 //! 50). The bars are 10 ms and 10 MB; `MCP_BENCH_ENFORCE=1` makes missing them exit 1.
 
+#[path = "../tests/mcp/harness.rs"]
+mod harness;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -128,34 +131,6 @@ fn report(label: &str, bin: &Path, env: &[(String, String)], runs: usize) -> boo
     ok
 }
 
-/// A fake Herdr world (brain + worker) for the inside-Herdr run.
-fn fake_world(fake: &Path) -> (PathBuf, Vec<(String, String)>) {
-    let dir = std::env::temp_dir().join(format!("herdr-link-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let state = dir.join("state.json");
-    let mut child = Command::new(fake)
-        .args(["fake", "world"])
-        .env("HERDR_FAKE_STATE", &state)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(br#"{"workspaces":[{"cwd":"/p","tabs":[{"panes":[{"cwd":"/p","agent":"pi","name":"brain"},{"cwd":"/p","agent":"pi","name":"worker"}]}]}]}"#)
-        .unwrap();
-    assert!(child.wait().unwrap().success());
-    let env = vec![
-        ("HERDR_FAKE_STATE".to_string(), state.display().to_string()),
-        ("HERDR_ENV".to_string(), "1".to_string()),
-        ("HERDR_BIN_PATH".to_string(), fake.display().to_string()),
-        ("HERDR_PANE_ID".to_string(), "w1:p1".to_string()),
-    ];
-    (dir, env)
-}
-
 fn main() {
     // `cargo bench` passes `--bench`; there is nothing to filter.
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_herdr-link"));
@@ -168,9 +143,8 @@ fn main() {
     let mut ok = report("outside Herdr", &bin, &[], runs);
     let fake = bin.with_file_name("herdr");
     if fake.is_file() {
-        let (dir, env) = fake_world(&fake);
-        ok &= report("inside Herdr (fake)", &bin, &env, runs);
-        let _ = std::fs::remove_dir_all(dir);
+        let world = harness::World::new(harness::WORLD);
+        ok &= report("inside Herdr (fake)", &bin, &world.inside(), runs);
     } else {
         println!(
             "inside Herdr (fake): skipped, no fake herdr at {} (cargo build --release -p fake-herdr)",
