@@ -106,7 +106,7 @@ enum Route {
 
 /// Decides the route from the tool name and input, before anything else happens, so a malformed
 /// request never activates a session or touches Herdr.
-fn route(tool: &str, input: &Map<String, Value>) -> Result<(Route, Option<String>), CallError> {
+fn route(tool: &str, mut input: Map<String, Value>) -> Result<(Route, Option<String>), CallError> {
     if tool == GATEWAY {
         let action = match input.get("action") {
             None => return Ok((Route::Activate, None)),
@@ -125,17 +125,16 @@ fn route(tool: &str, input: &Map<String, Value>) -> Result<(Route, Option<String
                 "unknown gateway action {action:?}; use start, peers, send or close, or omit action to activate"
             ))
         })?;
-        let args = match input.get("arguments") {
-            Some(Value::Object(a)) => a.clone(),
+        let args = match input.remove("arguments") {
+            Some(Value::Object(a)) => a,
             Some(_) => {
                 return Err(CallError::InvalidRequest(
                     "gateway arguments must be an object".into(),
                 ))
             }
             None => {
-                let mut a = input.clone();
-                a.remove("action");
-                a
+                input.remove("action");
+                input
             }
         };
         return Ok((Route::Run(op, args), Some(action)));
@@ -145,7 +144,7 @@ fn route(tool: &str, input: &Map<String, Value>) -> Result<(Route, Option<String
             "unknown tool {tool:?}; use herdr_link, herdr_link_start, herdr_link_peers, herdr_link_send or herdr_link_close"
         ))
     })?;
-    Ok((Route::Run(op, input.clone()), None))
+    Ok((Route::Run(op, input), None))
 }
 
 /// Runs one tool call for `session`. `context_dir` locates the start config (default: the
@@ -153,7 +152,7 @@ fn route(tool: &str, input: &Map<String, Value>) -> Result<(Route, Option<String
 pub fn call(
     session: &str,
     tool: &str,
-    input: &Map<String, Value>,
+    input: Map<String, Value>,
     context_dir: Option<&Path>,
 ) -> Outcome {
     let started = Instant::now();
@@ -284,7 +283,7 @@ fn run(
 /// The C ABI request `{"session","tool","input","context_dir"}` as text in, response JSON out.
 pub fn call_json(request: &str) -> Value {
     match parse_request(request) {
-        Ok((session, tool, input, dir)) => call(&session, &tool, &input, dir.as_deref()).to_json(),
+        Ok((session, tool, input, dir)) => call(&session, &tool, input, dir.as_deref()).to_json(),
         Err(e) => Outcome {
             result: Err(e),
             active: false,
@@ -300,21 +299,24 @@ fn parse_request(request: &str) -> Result<Parsed, CallError> {
     let bad = |m: &str| CallError::InvalidRequest(m.to_string());
     let value: Value =
         serde_json::from_str(request).map_err(|e| bad(&format!("request is not JSON: {e}")))?;
+    let mut value = value;
     let obj = value
-        .as_object()
+        .as_object_mut()
         .ok_or_else(|| bad("request must be a JSON object"))?;
     let session = obj
         .get("session")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
-        .ok_or_else(|| bad("`session` must be a non-empty string"))?;
+        .ok_or_else(|| bad("`session` must be a non-empty string"))?
+        .to_string();
     let tool = obj
         .get("tool")
         .and_then(Value::as_str)
-        .ok_or_else(|| bad("`tool` must be a string"))?;
-    let input = match obj.get("input") {
+        .ok_or_else(|| bad("`tool` must be a string"))?
+        .to_string();
+    let input = match obj.remove("input") {
         None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(m)) => m.clone(),
+        Some(Value::Object(m)) => m,
         Some(_) => return Err(bad("`input` must be a JSON object")),
     };
     let dir = match obj.get("context_dir") {
@@ -329,7 +331,7 @@ fn parse_request(request: &str) -> Result<Parsed, CallError> {
         }
         Some(_) => return Err(bad("`context_dir` must be a non-empty string")),
     };
-    Ok((session.to_string(), tool.to_string(), input, dir))
+    Ok((session, tool, input, dir))
 }
 
 /// The `hl_presentation` request `{"session","style","view"?}` as text in, document out.

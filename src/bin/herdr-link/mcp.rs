@@ -121,7 +121,7 @@ impl ServerHandler for LinkServer {
         let dir = self.context_dir.clone();
         let _turn = self.calls.lock().await;
         let outcome =
-            tokio::task::spawn_blocking(move || tools::call(SESSION, &name, &input, Some(&dir)))
+            tokio::task::spawn_blocking(move || tools::call(SESSION, &name, input, Some(&dir)))
                 .await
                 .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
         if outcome.tools_changed {
