@@ -123,7 +123,7 @@ fn mentions(text: &str) -> Vec<Mention> {
             let boundary = line[..i]
                 .chars()
                 .last()
-                .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'));
+                .map_or(true, |c| !(c.is_ascii_alphanumeric() || c == '_'));
             let name: String = line[i..]
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
@@ -309,7 +309,7 @@ fn ownership_rules_in_the_docs_match_the_header() {
             for o in &owned {
                 let named = s.match_indices(o.as_str()).any(|(i, _)| {
                     let next = s[i + o.len()..].chars().next();
-                    next.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+                    next.map_or(true, |c| !(c.is_ascii_alphanumeric() || c == '_'))
                 });
                 if named {
                     problems.push(format!(
