@@ -9,23 +9,39 @@ use std::ffi::{c_char, CStr};
 use common::{abi, serial, World};
 use serde_json::json;
 
-const CONTRACT_FROM_SEED: fn() -> String = || {
-    let seed = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/spec/PROTOCOL.seed.zh-CN.md"
-    ))
-    .expect("the shared seed spec sits beside the repository");
-    herdr_link::protocol::contract_block(&seed).expect("seed has a §3 text block")
-};
+/// SHA-256 of the authoritative Contract: the 731-byte text block of §3 of the Chinese
+/// specification (UTF-8, lines joined by `\n`, no trailing newline). Pinning the digest keeps the
+/// byte-for-byte check without reading anything outside the repository.
+const AUTHORITATIVE_CONTRACT_SHA256: &str =
+    "dced255ab7e20d2f17911991ff44d537a9cb9d4e8977eb8496a46cde29133bf7";
+const AUTHORITATIVE_CONTRACT_LEN: usize = 731;
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
 
 #[test]
-fn contract_is_the_seed_contract_byte_for_byte() {
-    let ours =
+fn contract_is_the_authoritative_contract_byte_for_byte() {
+    let doc =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/PROTOCOL.md")).unwrap();
-    let ours =
-        herdr_link::protocol::contract_block(&ours).expect("PROTOCOL.md has a §3 text block");
-    assert_eq!(ours.as_bytes(), CONTRACT_FROM_SEED().as_bytes());
-    assert_eq!(herdr_link::protocol::CONTRACT.as_bytes(), ours.as_bytes());
+    let ours = herdr_link::protocol::contract_block(&doc).expect("PROTOCOL.md has a §3 text block");
+    assert_eq!(ours.len(), AUTHORITATIVE_CONTRACT_LEN);
+    assert_eq!(sha256_hex(ours.as_bytes()), AUTHORITATIVE_CONTRACT_SHA256);
+    let compiled = herdr_link::protocol::CONTRACT;
+    assert_eq!(compiled.len(), AUTHORITATIVE_CONTRACT_LEN);
+    assert_eq!(sha256_hex(compiled.as_bytes()), AUTHORITATIVE_CONTRACT_SHA256);
+}
+
+#[test]
+fn contract_digest_check_catches_a_one_byte_change() {
+    let mut changed = herdr_link::protocol::CONTRACT.as_bytes().to_vec();
+    let last = changed.len() - 1;
+    changed[last] ^= 1;
+    assert_ne!(sha256_hex(&changed), AUTHORITATIVE_CONTRACT_SHA256);
 }
 
 #[test]
