@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The repository stands alone: clone the committed HEAD into an empty temporary directory (so
 # nothing beside it, no ../shared, no warm target/), build the library there in its own target
-# directory and run the C ABI surface tests, which include the Contract's SHA-256 pin.
+# directory and run the C ABI surface tests, which include the Contract's SHA-256 pin. One
+# `cargo test` builds the library (cdylib + rlib) and the test, with one feature resolution.
 # Uncommitted changes are not part of the clone; the cargo registry cache is reused.
 #
 # Environment: HERDR_FAKE_BIN (optional) the simulated Herdr the tests use; default: build it
@@ -15,7 +16,6 @@ git clone --quiet --no-local --no-hardlinks "$repo" "$tmp/herdr-link"
 cd "$tmp/herdr-link"
 printf 'fresh clone of %s at %s in %s\n' "$repo" "$(git rev-parse --short HEAD)" "$tmp"
 export CARGO_TARGET_DIR="$tmp/target"
-cargo build --lib
 if [ -z "${HERDR_FAKE_BIN:-}" ]; then
   cargo build -p fake-herdr
   export HERDR_FAKE_BIN="$CARGO_TARGET_DIR/debug/herdr"

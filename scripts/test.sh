@@ -26,6 +26,9 @@ export HERDR_LINK_BIN="$target/herdr-link"
 step "Rust tests (unit, C ABI integration, fake Herdr, MCP edge cases, header drift)"
 cargo test --workspace
 
+step "fresh clone: the committed HEAD builds and passes the ABI surface tests with nothing beside it"
+bash scripts/fresh-clone-check.sh
+
 step "demo"
 cargo run --quiet --example two_agents >/dev/null
 

@@ -26,14 +26,16 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 #[test]
 fn contract_is_the_authoritative_contract_byte_for_byte() {
-    let doc =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/PROTOCOL.md")).unwrap();
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/PROTOCOL.md")).unwrap();
     let ours = herdr_link::protocol::contract_block(&doc).expect("PROTOCOL.md has a §3 text block");
     assert_eq!(ours.len(), AUTHORITATIVE_CONTRACT_LEN);
     assert_eq!(sha256_hex(ours.as_bytes()), AUTHORITATIVE_CONTRACT_SHA256);
     let compiled = herdr_link::protocol::CONTRACT;
     assert_eq!(compiled.len(), AUTHORITATIVE_CONTRACT_LEN);
-    assert_eq!(sha256_hex(compiled.as_bytes()), AUTHORITATIVE_CONTRACT_SHA256);
+    assert_eq!(
+        sha256_hex(compiled.as_bytes()),
+        AUTHORITATIVE_CONTRACT_SHA256
+    );
 }
 
 #[test]
