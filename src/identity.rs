@@ -2,7 +2,7 @@
 //! self-identity bootstrap (PROTOCOL §5, §6.2, §6.3). Everything is read fresh from Herdr on every
 //! call; nothing is cached or persisted.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Condvar, LazyLock, Mutex};
 use std::time::Duration;
 
@@ -76,14 +76,15 @@ fn moved_pane(herdr: &Herdr, pane: &str) -> Option<String> {
 
 /// Reads the caller's record (`agent get $HERDR_PANE_ID`). On `agent_not_found` it asks once
 /// whether the pane moved (then reads the record under the current id), and otherwise retries
-/// while Herdr has not detected the occupant yet. Returns the record and the pane id it used.
-fn probe_self(herdr: &Herdr, pane: &str) -> Result<(AgentRecord, String), LinkError> {
+/// while Herdr has not detected the occupant yet. Returns the record the reply held (`None` when
+/// it held none) and the pane id it used.
+fn probe_self(herdr: &Herdr, pane: &str) -> Result<(Option<AgentRecord>, String), LinkError> {
     let mut pane = pane.to_string();
     let mut asked_moved = false;
     let mut attempt = 1;
     loop {
         match herdr.agent_get(&pane) {
-            Ok(v) => return Ok((AgentRecord::from_response(&v).unwrap_or_default(), pane)),
+            Ok(v) => return Ok((AgentRecord::from_response(&v), pane)),
             Err(f) if f.is_code("agent_not_found") && attempt < READINESS_PROBES => {
                 if !asked_moved {
                     asked_moved = true;
@@ -100,12 +101,32 @@ fn probe_self(herdr: &Herdr, pane: &str) -> Result<(AgentRecord, String), LinkEr
     }
 }
 
+/// A positive record of the live occupant of `pane` that has no valid Agent Name: the only
+/// record the bootstrap may rename (§6.3). A reply without a record, a record of another pane
+/// (or with no pane id) and a record reported not live never qualify.
+fn unnamed_occupant_of(record: &AgentRecord, pane: &str) -> bool {
+    record.name.is_none() && record.is_live() && record.pane_id.as_deref() == Some(pane)
+}
+
 /// Resolves the caller, giving it a bootstrap Agent Name first when it is live but unnamed.
+/// Used by every communication path and by the startup bootstrap, so both merge into the one
+/// in-flight sequence of the resolved pane.
 pub fn self_context(herdr: &Herdr, pane: &str) -> Result<SelfContext, LinkError> {
-    let (mut record, current) = probe_self(herdr, pane)?;
-    if record.stable_name().is_none() && record.is_live() {
-        record = ensure_self_name(herdr, &current)?;
-    }
+    let (record, current) = probe_self(herdr, pane)?;
+    let record = match record {
+        Some(r) if r.stable_name().is_some() => r,
+        Some(r) if unnamed_occupant_of(&r, &current) => ensure_self_name(herdr, &current)?,
+        Some(_) => {
+            return Err(LinkError::SelfUnnamed(
+                "the self record is not this pane's live occupant".into(),
+            ))
+        }
+        None => {
+            return Err(LinkError::SelfUnnamed(
+                "the self lookup returned no agent record".into(),
+            ))
+        }
+    };
     let name = record
         .stable_name()
         .ok_or_else(|| LinkError::SelfUnnamed("current Herdr agent has no valid name".into()))?
@@ -174,9 +195,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Makes sure the occupant of `pane` has a stable Agent Name and returns its confirmed live
-/// record. At most one sequence runs per pane at a time; concurrent callers share its outcome,
-/// and the guard is cleared once it settles (nothing is cached, so a failure poisons nothing).
-pub fn ensure_self_name(herdr: &Herdr, pane: &str) -> Outcome {
+/// record. `pane` is the resolved (current) pane id, never a stale alias, so the startup run and
+/// the communication paths of one pane share one key. At most one sequence runs per pane at a
+/// time; concurrent callers share its outcome, and the guard is cleared once it settles (nothing
+/// is cached, so a failure poisons nothing).
+fn ensure_self_name(herdr: &Herdr, pane: &str) -> Outcome {
     let (slot, leader) = {
         let mut map = lock(&IN_FLIGHT);
         match map.get(pane) {
@@ -223,27 +246,42 @@ pub fn ensure_self_name(herdr: &Herdr, pane: &str) -> Outcome {
     outcome
 }
 
-/// The bootstrap sequence itself: probe; keep a valid name; otherwise rename to a generated
-/// `hl-xxxxxxxx` (new name on `agent_name_taken`, up to three) and confirm by re-reading.
+/// One read of the record of `pane` (already resolved to its current id): no readiness retry and
+/// no move lookup, for the bootstrap's own re-read and the confirmation after a rename.
+fn read_own_record(
+    herdr: &Herdr,
+    pane: &str,
+    what: &str,
+) -> Result<Option<AgentRecord>, LinkError> {
+    herdr
+        .agent_get(pane)
+        .map(|v| AgentRecord::from_response(&v))
+        .map_err(|f| self_failure(f, what))
+}
+
+/// The bootstrap sequence itself, on the resolved pane: re-read the record (a sequence that
+/// settled just before may have named it); keep a valid name; rename only a positive record of
+/// this pane's live unnamed occupant, to a generated `hl-xxxxxxxx` (a new name on
+/// `agent_name_taken`, up to three); then confirm with one fresh read, never retried.
 fn bootstrap(herdr: &Herdr, pane: &str) -> Outcome {
-    let (record, pane) = probe_self(herdr, pane)?;
-    let pane = pane.as_str();
-    if record.stable_name().is_some() {
-        return Ok(record);
-    }
-    if !record.is_live() {
-        return Err(LinkError::SelfUnnamed(
-            "current occupant is not live".into(),
-        ));
+    match read_own_record(herdr, pane, "bootstrap lookup")? {
+        Some(r) if r.stable_name().is_some() => return Ok(r),
+        Some(r) if unnamed_occupant_of(&r, pane) => {}
+        _ => {
+            return Err(LinkError::SelfUnnamed(
+                "no live unnamed occupant of this pane to name".into(),
+            ))
+        }
     }
     for _ in 0..RENAME_ATTEMPTS {
         let name = new_bootstrap_name();
         match herdr.agent_rename(pane, &name) {
             Ok(_) => {
-                let (confirmed, _) = probe_self(herdr, pane)?;
-                return match confirmed.stable_name() {
-                    Some(_) => Ok(confirmed),
-                    None => Err(LinkError::SelfUnnamed(
+                return match read_own_record(herdr, pane, "rename confirmation")? {
+                    Some(r) if r.stable_name().is_some() && r.pane_id.as_deref() == Some(pane) => {
+                        Ok(r)
+                    }
+                    _ => Err(LinkError::SelfUnnamed(
                         "rename was not confirmed by the live record".into(),
                     )),
                 };
@@ -257,36 +295,56 @@ fn bootstrap(herdr: &Herdr, pane: &str) -> Outcome {
     ))
 }
 
+/// Panes with a startup bootstrap thread running, keyed by `HERDR_PANE_ID` as given. Checking and
+/// inserting happen under one lock, so a burst of session starts spawns one thread per pane.
+static STARTUP: LazyLock<Mutex<HashSet<String>>> = LazyLock::new(Default::default);
+
+/// Removes a pane's startup entry when its thread ends, however it ends.
+struct StartupEntry(String);
+
+impl Drop for StartupEntry {
+    fn drop(&mut self) {
+        lock(&STARTUP).remove(&self.0);
+    }
+}
+
 /// Starts the self-identity bootstrap on a background thread when the environment gate is open
 /// (fire and forget: the host is never blocked; a failure is logged and retried on demand by the
-/// next communication call). Its Herdr calls go to the operator log under `session`. Returns the
-/// thread, for a process that wants to let it finish before exiting.
+/// next communication call). At most one such thread runs per pane: while one runs, further calls
+/// start nothing and return `None`. Its Herdr calls go to the operator log under `session`.
+/// Returns the thread, for a process that wants to let it finish before exiting.
 pub fn bootstrap_in_background(session: &str) -> Option<std::thread::JoinHandle<()>> {
     let herdr_env = crate::env::gate()?;
-    if lock(&IN_FLIGHT).contains_key(&herdr_env.pane_id) {
+    if !lock(&STARTUP).insert(herdr_env.pane_id.clone()) {
         return None; // one is already running for this pane; its outcome serves everyone
     }
+    let entry = StartupEntry(herdr_env.pane_id.clone());
     let session = session.to_string();
     std::thread::Builder::new()
         .name("herdr-link-bootstrap".into())
         .spawn(move || {
-            let _ = std::panic::catch_unwind(|| {
-                let started = std::time::Instant::now();
+            let started = std::time::Instant::now();
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let herdr = Herdr::new(&herdr_env);
-                let result = ensure_self_name(&herdr, &herdr_env.pane_id);
-                let (code, detail) = match &result {
-                    Ok(_) => ("ok", String::new()),
-                    Err(e) => (e.code(), e.detail().to_string()),
-                };
-                crate::oplog::record(&crate::oplog::Entry {
-                    session: &session,
-                    tool: "bootstrap",
-                    action: None,
-                    calls: &herdr.take_trace(),
-                    code,
-                    detail: &detail,
-                    elapsed: started.elapsed(),
-                });
+                // The same path as a communication call: probe, resolve a moved pane, then join
+                // (or lead) the one in-flight sequence of the resolved pane.
+                let result = self_context(&herdr, &herdr_env.pane_id);
+                (result, herdr.take_trace())
+            }));
+            drop(entry); // settled: a later session start may run a fresh one
+            let Ok((result, calls)) = run else { return };
+            let (code, detail) = match &result {
+                Ok(_) => ("ok", String::new()),
+                Err(e) => (e.code(), e.detail().to_string()),
+            };
+            crate::oplog::record(&crate::oplog::Entry {
+                session: &session,
+                tool: "bootstrap",
+                action: None,
+                calls: &calls,
+                code,
+                detail: &detail,
+                elapsed: started.elapsed(),
             });
         })
         .ok()

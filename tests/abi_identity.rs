@@ -294,3 +294,198 @@ fn session_start_bootstraps_in_the_background() {
     assert!(is_bootstrap_name(&name));
     assert_eq!(renames(&w), 1);
 }
+
+/// Threads of this process that are running a startup bootstrap (the kernel keeps the first 15
+/// bytes of the thread name `herdr-link-bootstrap`).
+fn bootstrap_threads() -> Vec<u64> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() == "herdr-link-boot" {
+            if let Ok(tid) = e.file_name().to_string_lossy().parse() {
+                out.push(tid);
+            }
+        }
+    }
+    out
+}
+
+/// Waits (up to 10 s) until no startup bootstrap thread is left.
+fn settle_bootstraps() {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !bootstrap_threads().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a bootstrap thread never ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn only_a_positive_unnamed_record_of_this_pane_is_renamed() {
+    let _g = serial();
+    settle_bootstraps();
+    let a = abi();
+    // The caller is user-named "brain"; each reply below is valid JSON that is not a record of
+    // this pane's live unnamed occupant. None may lead to a rename, on either path.
+    let replies = [
+        json!({"result": {}}),
+        json!({}),
+        json!([]),
+        json!({"result": {"agent": {"agent": "pi", "agent_status": "idle"}}}),
+        json!({"result": {"agent": {"pane_id": "w1:p2", "agent": "pi", "workspace_id": "w1"}}}),
+        json!({"result": {"agent": {"pane_id": "w1:p1", "agent": "pi", "live": false}}}),
+    ];
+    for (i, reply) in replies.iter().enumerate() {
+        let w = World::standard();
+        w.fault("agent", "get", &["--stdout", &reply.to_string()]);
+        let s = format!("positive-{i}");
+        a.start(&s);
+        settle_bootstraps();
+        let r = a.tool(&s, "herdr_link_peers", json!({}));
+        assert_eq!(
+            r["error"]["message"],
+            "SELF_UNNAMED: Herdr Link could not establish a stable Agent Name",
+            "{reply}: {r}"
+        );
+        assert_eq!(renames(&w), 0, "{reply}: {:?}", w.calls());
+        assert!(
+            w.dump().to_string().contains("\"brain\""),
+            "the user's name is kept"
+        );
+        a.end(&s);
+    }
+}
+
+#[test]
+fn the_confirmation_read_is_not_retried() {
+    let _g = serial();
+    settle_bootstraps();
+    let w = world_with_unnamed_self();
+    // The read right after the rename says the occupant is not there (once).
+    let nf = json!({"error": {"code": "agent_not_found", "message": "agent target w1:p1 not found"}, "id": "cli:agent:get"}).to_string();
+    w.fault(
+        "agent",
+        "get",
+        &[
+            "--after", "2", "--times", "1", "--exit", "1", "--stderr", &nf,
+        ],
+    );
+    let a = abi();
+    let r = a.tool("confirm-once", "herdr_link_peers", json!({}));
+    assert_eq!(
+        r["error"]["message"], "SELF_UNNAMED: Herdr Link could not establish a stable Agent Name",
+        "{r}"
+    );
+    let calls = w.calls();
+    assert_eq!(
+        calls.len(),
+        4,
+        "probe, bootstrap read, rename, one confirmation: {calls:?}"
+    );
+    assert!(calls[2].starts_with("agent rename w1:p1 hl-"), "{calls:?}");
+    assert_eq!(calls[3], "agent get w1:p1");
+    // The rename itself took effect: the next call reads the name and renames nothing.
+    let name = self_name(&a.tool("confirm-once", "herdr_link_peers", json!({})));
+    assert!(is_bootstrap_name(&name));
+    assert_eq!(renames(&w), 1);
+}
+
+#[test]
+fn a_moved_pane_is_bootstrapped_once() {
+    let _g = serial();
+    settle_bootstraps();
+    let w = World::new(
+        json!({"workspaces": [
+            {"cwd": "/p", "tabs": [{"panes": [
+                {"cwd": "/p", "agent": "codex", "status": "idle"},
+                {"cwd": "/p", "agent": "pi", "name": "worker-a", "status": "idle"}
+            ]}]},
+            {"cwd": "/q", "tabs": [{"panes": [
+                {"cwd": "/q", "agent": "pi", "name": "stranger", "status": "idle"}
+            ]}]}
+        ]}),
+        "w1:p1",
+    );
+    // The caller's pane moves to w2: HERDR_PANE_ID (w1:p1) is now a stale alias.
+    let moved: Value = serde_json::from_str(&w.admin(&["fake", "move", "w1:p1", "w2"])).unwrap();
+    let current = moved["pane_id"].as_str().unwrap().to_string();
+    assert_ne!(current, "w1:p1");
+    // A slow rename keeps the first sequence in flight while the others arrive.
+    w.fault("agent", "rename", &["--delay-ms", "300"]);
+    let a = abi();
+    a.start("moved"); // the startup path, from the stale alias
+    let callers: Vec<_> = (0..4)
+        .map(|i| {
+            std::thread::spawn(move || {
+                self_name(&abi().tool(&format!("moved-{i}"), "herdr_link_peers", json!({})))
+            })
+        })
+        .collect();
+    let names: Vec<String> = callers.into_iter().map(|h| h.join().unwrap()).collect();
+    settle_bootstraps();
+    assert!(
+        names.iter().all(|n| n == &names[0] && is_bootstrap_name(n)),
+        "{names:?}"
+    );
+    let renamed: Vec<_> = w
+        .calls()
+        .into_iter()
+        .filter(|c| c.starts_with("agent rename"))
+        .collect();
+    assert_eq!(renamed.len(), 1, "exactly one rename: {:?}", w.calls());
+    assert!(renamed[0].starts_with(&format!("agent rename {current} ")));
+}
+
+#[test]
+fn a_burst_of_session_starts_spawns_one_bootstrap_thread() {
+    use std::collections::HashSet;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let _g = serial();
+    settle_bootstraps();
+    let _w = World::standard();
+    std::env::set_var("HERDR_FAKE_DELAY_MS", "300"); // a slow Herdr keeps the first thread alive
+    let stop = Arc::new(AtomicBool::new(false));
+    let monitor = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut seen = HashSet::new();
+            while !stop.load(Ordering::Relaxed) {
+                seen.extend(bootstrap_threads());
+            }
+            seen
+        })
+    };
+    let go = Arc::new(std::sync::Barrier::new(16));
+    let starters: Vec<_> = (0..16)
+        .map(|t| {
+            let go = go.clone();
+            std::thread::spawn(move || {
+                let a = abi();
+                go.wait();
+                for i in 0..(1000 / 16 + usize::from(t < 1000 % 16)) {
+                    a.start(&format!("burst-{t}-{i}"));
+                }
+            })
+        })
+        .collect();
+    for h in starters {
+        h.join().unwrap();
+    }
+    settle_bootstraps();
+    stop.store(true, Ordering::Relaxed);
+    let seen = monitor.join().unwrap();
+    std::env::remove_var("HERDR_FAKE_DELAY_MS");
+    for t in 0..16 {
+        for i in 0..=(1000 / 16) {
+            abi().end(&format!("burst-{t}-{i}"));
+        }
+    }
+    assert_eq!(
+        seen.len(),
+        1,
+        "bootstrap threads seen during the burst: {seen:?}"
+    );
+}

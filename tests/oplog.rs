@@ -314,11 +314,13 @@ fn bootstrap_writes_its_own_lines() {
     assert_eq!(line["session"], "log-boot");
     assert_eq!(line["code"], "ok");
     let calls = shape(&line);
-    assert_eq!(calls.len(), 3, "{line}");
+    // The probe (as on every communication path), the sequence's own read, rename, confirmation.
+    assert_eq!(calls.len(), 4, "{line}");
     assert_eq!(calls[0].0, ["agent", "get", "w1:p1"]);
-    assert_eq!(calls[1].0[..3], ["agent", "rename", "w1:p1"]);
-    assert!(calls[1].0[3].starts_with("hl-"), "{line}");
-    assert_eq!(calls[2].0, ["agent", "get", "w1:p1"]);
+    assert_eq!(calls[1].0, ["agent", "get", "w1:p1"]);
+    assert_eq!(calls[2].0[..3], ["agent", "rename", "w1:p1"]);
+    assert!(calls[2].0[3].starts_with("hl-"), "{line}");
+    assert_eq!(calls[3].0, ["agent", "get", "w1:p1"]);
 
     // A failing bootstrap logs SELF_UNNAMED with the rename's rejection as detail.
     w.admin(&["fake", "agent", "w1:p1", "--no-name"]);
@@ -338,7 +340,7 @@ fn bootstrap_writes_its_own_lines() {
             .contains("agent_launch_pending: pane w1:p1 is pending"),
         "{line}"
     );
-    assert_eq!(shape(&line)[1].1, "exit=1");
+    assert_eq!(shape(&line)[2].1, "exit=1");
     a.end("log-boot");
     a.end("log-boot-2");
     std::env::remove_var("HERDR_LINK_LOG");
