@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Every test of the project, from a fresh machine that has the Rust toolchain, python3, node and
 # npm: formatting and lints, the Rust unit and integration tests (the C ABI against the bundled
-# fake Herdr), then each host's tests in its real runtime (C + valgrind, Python, Pi, OpenCode)
-# and the MCP server with an official MCP client. Anything a test needs that is missing is
-# installed here or is an error: nothing is skipped.
+# fake Herdr), then each host's tests in its real runtime (C + valgrind, Python, Pi, OpenCode),
+# the MCP server with an official MCP client, and the real Claude Code / Codex / OpenCode.
+# Anything a test needs that is missing is installed here or is an error: nothing is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$(pwd)"
@@ -41,5 +41,10 @@ done
 
 step "MCP server with an official MCP client"
 bash tests/mcp/run.sh
+
+# Claude Code, Codex and OpenCode themselves (pinned, npm ci into tests/hosts/node_modules),
+# each driven by a scripted model on 127.0.0.1 in a fresh network namespace.
+step "real hosts: Claude Code, Codex, OpenCode (plugin and MCP)"
+bash tests/hosts/run.sh
 
 step "all tests passed"

@@ -1,0 +1,118 @@
+// One end-to-end run: a sandbox and fake Herdr world, the scripted model playing `goals`, one
+// real host process on a route from hosts.mjs, then every record a test asserts on.
+
+import assert from "node:assert/strict"
+import { startModel } from "./model.mjs"
+import { playGoals, strings, trace } from "./script.mjs"
+import { Sandbox, assertLoopbackOnly, contractText, rawIds } from "./sandbox.mjs"
+
+/** Per-run time limit for one host process. */
+export const RUN_LIMIT_MS = Number(process.env.HERDR_E2E_RUN_LIMIT_MS || 240_000)
+
+/**
+ * The standard world: workspace 1 holds the host itself ("brain", pane w1:p1, the host's kind)
+ * and "worker"; workspace 2 holds "stranger".
+ */
+export function standardWorld(sb, kind) {
+  return {
+    workspaces: [
+      {
+        cwd: sb.project,
+        tabs: [
+          {
+            panes: [
+              { cwd: sb.project, agent: kind, name: "brain", status: "working" },
+              { cwd: sb.project, agent: "pi", name: "worker", status: "idle" },
+            ],
+          },
+        ],
+      },
+      { cwd: "/elsewhere", tabs: [{ panes: [{ cwd: "/elsewhere", agent: "pi", name: "stranger", status: "idle" }] }] },
+    ],
+  }
+}
+
+/** The parsed JSON result inside a tool output (Codex prefixes "Wall time…\nOutput:"). */
+export function jsonOf(output) {
+  const text = String(output ?? "").trim()
+  for (const candidate of [text, ...text.split("\n").reverse()]) {
+    try {
+      return JSON.parse(candidate)
+    } catch {}
+  }
+  return undefined
+}
+
+/**
+ * Runs `route` with the scripted model playing `goals`. Returns {sb, model, result, steps,
+ * requests, bodies}. The caller must call `done()` (tears everything down and checks that no
+ * process of the run survived).
+ */
+export async function runRoute(route, goals, { world, prompt = "Use Herdr: talk to the worker agent.", setup } = {}) {
+  const sb = new Sandbox(route.name)
+  sb.world(world ? world(sb) : standardWorld(sb, route.agentKind))
+  const model = await startModel(playGoals(goals, route.naming))
+  const host = route.setup(sb, model)
+  if (setup) setup(sb, host)
+  const result = await sb.run(host.cmd, host.args(prompt), { env: host.env, timeoutMs: RUN_LIMIT_MS })
+  const steps = trace(model.requests, goals, route.naming)
+  const run = {
+    sb,
+    model,
+    result,
+    steps,
+    requests: model.requests,
+    async done() {
+      await model.close()
+      const left = sb.leftovers()
+      sb.cleanup()
+      assert.deepEqual(left, [], `processes of the ${route.name} run survived its teardown: ${left.join(", ")}`)
+    },
+    /** A readable summary for assertion messages. */
+    describe() {
+      const lines = steps.map((s, i) => `  ${i}: ${JSON.stringify(s.goal)} -> ${s.missing ? "MISSING" : `${s.style} ${s.name} ${JSON.stringify(s.input)} => ${String(s.output).slice(0, 300)}`}`)
+      return [
+        `${route.name}: exit ${result.code} signal ${result.signal} timedOut ${result.timedOut}`,
+        ...lines,
+        `requests: ${model.requests.map((r) => r.path + (r.decision ? " -> " + JSON.stringify(r.decision).slice(0, 120) : "")).join("\n  ")}`,
+        `stderr: ${result.stderr.slice(-1500)}`,
+        `stdout: ${result.stdout.slice(-1500)}`,
+      ].join("\n")
+    },
+  }
+  return run
+}
+
+/** Checks every run must pass: finished in time, loopback only, all goals played, no raw ids. */
+export function assertRunHealthy(run) {
+  const { result } = run
+  assert.equal(result.timedOut, false, `the host run hit the time limit\n${run.describe()}`)
+  assert.equal(result.code, 0, `the host exited with ${result.code}\n${run.describe()}`)
+  assertLoopbackOnly(result.sockets)
+  assert.ok(result.sockets.length > 0, "the socket watch saw no connection at all (it cannot be working)")
+  for (const [i, s] of run.steps.entries()) assert.ok(!s.missing, `goal ${i} (${JSON.stringify(s.goal)}) was never played\n${run.describe()}`)
+  const errors = run.requests.filter((r) => r.error)
+  assert.deepEqual(errors.map((r) => r.error), [], "the scripted model failed on a request")
+  assert.ok(run.sb.ids.includes("w1:p1"), `world ids: ${run.sb.ids}`)
+  for (const r of run.requests) {
+    const ids = rawIds(r.raw, run.sb.ids)
+    assert.deepEqual(ids, [], `a raw Herdr id reached the model in ${r.path}: ${ids.join(", ")}`)
+  }
+}
+
+/** Index of the first request whose conversation already holds the activation result. */
+export function activationIndex(run, naming) {
+  return run.requests.findIndex((r) => r.conversation && r.conversation.calls.some((c) => c.name !== "ToolSearch" && isGateway(c, naming) && Object.keys(c.input ?? {}).length === 0))
+}
+
+function isGateway(call, naming) {
+  if (naming.namespace) return call.namespace === naming.namespace && call.name === "herdr_link"
+  return call.name === `${naming.prefix}herdr_link`
+}
+
+/** Does the Contract (PROTOCOL.md §3) appear in what this request gave the model? */
+export function holdsContract(request) {
+  const contract = contractText()
+  const text = strings(request.body)
+  return text.includes(contract) || text.includes(JSON.stringify(contract).slice(1, -1))
+}

@@ -1,0 +1,137 @@
+// The Link flow in each real host, driven by the scripted model (issue 11): dormant → activate
+// → peers → send → send outside the workspace → close. Run through run.sh.
+
+import assert from "node:assert/strict"
+import { test } from "node:test"
+import { activationIndex, assertRunHealthy, holdsContract, jsonOf, runRoute } from "./lib/e2e.mjs"
+import { PINNED, claude, codex, opencodeMcp, opencodePlugin } from "./lib/hosts.mjs"
+import { linkSurface } from "./lib/script.mjs"
+import { IN_NETNS, Sandbox, assertLoopbackOnly, interfaces } from "./lib/sandbox.mjs"
+
+const MESSAGE = "Please review the design in docs/design.md."
+
+export const LINK_FLOW = [
+  { link: "activate" },
+  { link: "peers" },
+  { link: "send", args: { to: "worker", message: MESSAGE } },
+  { link: "send", args: { to: "stranger", message: "Are you there?" } },
+  { link: "close", args: { agent: "worker" } },
+]
+
+/**
+ * How each pinned host version exposed the tools, per goal of LINK_FLOW: "gateway" when the
+ * model had only the gateway, "tier1" when the host showed the Tier 1 tool. A new pinned
+ * version must be run and recorded here.
+ */
+const EXPOSURE = {
+  claude: {
+    version: PINNED["@anthropic-ai/claude-code"],
+    expected: { "2.1.332": ["gateway", "gateway", "tier1", "tier1", "tier1"] },
+  },
+  codex: {
+    version: PINNED["@openai/codex"],
+    expected: { "0.169.0": ["gateway", "gateway", "gateway", "gateway", "gateway"] },
+  },
+  "opencode-mcp": {
+    version: PINNED["opencode-linux-x64"],
+    expected: { "1.18.33": ["gateway", "gateway", "tier1", "tier1", "tier1"] },
+  },
+  "opencode-plugin": {
+    version: PINNED["opencode-linux-x64"],
+    // the plugin is single-gateway by design, whatever the version
+    expected: { "1.18.33": ["gateway", "gateway", "gateway", "gateway", "gateway"] },
+  },
+}
+
+/**
+ * Whether `herdr-link mcp` delivers the Contract on activation yet (issue 12, hooks helper: the
+ * activation result's second text block and the active gateway description). Until it does,
+ * MCP routes report what they saw instead of asserting it; the plugin route always asserts.
+ */
+const MCP_CONTRACT_LANDED = false
+
+test("the runs are isolated from the network, and an outside attempt is caught", async () => {
+  if (IN_NETNS) assert.deepEqual(interfaces(), ["lo"], "run.sh's network namespace must hold only lo")
+  else console.log("# not in a fresh network namespace (unshare unavailable): sockets are still watched")
+  // Inside the namespace the socket watch must see an attempt to reach anything else
+  // (TEST-NET-2 here: its SYN waits on `lo` until the run is killed).
+  if (!IN_NETNS) return
+  const sb = new Sandbox("watch")
+  try {
+    const probe = 'require("net").connect(443, "198.51.100.7").on("error", () => {}); setTimeout(() => {}, 5000)'
+    const r = await sb.run(process.execPath, ["-e", probe], { timeoutMs: 1500 })
+    assert.ok(r.sockets.some((s) => s.includes("198.51.100.7:443")), `the watch missed it: ${r.sockets}`)
+    assert.throws(() => assertLoopbackOnly(r.sockets), /other than 127\.0\.0\.1/)
+  } finally {
+    sb.cleanup()
+  }
+})
+
+const ONLY = process.env.HERDR_E2E_ONLY?.split(",")
+
+for (const route of [claude, codex, opencodeMcp, opencodePlugin].filter((r) => !ONLY || ONLY.includes(r.name))) {
+  test(`${route.name}: the Link flow in the real host`, async () => {
+    const run = await runRoute(route, LINK_FLOW)
+    try {
+      assertRunHealthy(run)
+      const { steps, sb } = run
+
+      // Dormant: before activation the model is offered the gateway and nothing else.
+      const act = activationIndex(run, route.naming)
+      assert.ok(act > 0, `no request after activation\n${run.describe()}`)
+      const before = run.requests.slice(0, act).filter((r) => r.conversation?.tools.length)
+      assert.ok(before.length > 0, "no dormant request with tools")
+      for (const r of before) {
+        const { callable, deferred } = linkSurface(r.conversation, r.body, route.naming)
+        const offered = [...new Set([...callable.keys(), ...deferred.keys()])].sort()
+        assert.deepEqual(offered, ["herdr_link"], `dormant ${route.name} offered ${offered}`)
+        assert.ok(!holdsContract(r), "the Contract reached the model before activation")
+      }
+
+      // The gateway {} activates.
+      assert.deepEqual(jsonOf(steps[0].output), { status: "active", capabilities: ["start", "peers", "send", "close"] }, run.describe())
+
+      // The Contract reaches the model after activation.
+      const after = run.requests.slice(act)
+      const contractSeen = after.some(holdsContract)
+      if (!MCP_CONTRACT_LANDED && route !== opencodePlugin) {
+        console.log(`# ${route.name}: Contract after activation: ${contractSeen ? "seen" : "NOT seen (pending issue 12)"}`)
+      } else {
+        assert.ok(contractSeen, `the Contract never reached the model after activation\n${run.describe()}`)
+      }
+
+      // Peers: same-workspace only.
+      const peers = jsonOf(steps[1].output)
+      assert.equal(peers?.self?.name, "brain", run.describe())
+      assert.deepEqual(peers.peers.map((p) => p.name), ["worker"], run.describe())
+
+      // Send reaches the peer: the wrapper and the envelope are in the fake Herdr's prompt log.
+      const sent = jsonOf(steps[2].output)
+      assert.equal(sent?.status, "sent", run.describe())
+      assert.equal(sent.to, "worker")
+      const prompts = sb.prompts()
+      assert.equal(prompts.length, 1, `prompts: ${JSON.stringify(prompts)}`)
+      assert.equal(prompts[0].name, "worker")
+      const lines = prompts[0].text.split("\n")
+      assert.ok(lines[0].startsWith("[herdr-link/1]"), prompts[0].text)
+      assert.deepEqual(JSON.parse(lines.at(-1)), { protocol: "herdr-link/1", id: sent.id, from: "brain", to: "worker", message: MESSAGE })
+
+      // A send to another workspace's agent is PEER_NOT_FOUND, and nothing is delivered.
+      assert.match(String(steps[3].output), /PEER_NOT_FOUND/, run.describe())
+      assert.equal(jsonOf(steps[3].output)?.status, undefined)
+
+      // Close closes.
+      assert.deepEqual(jsonOf(steps[4].output), { status: "closed", agent: "worker" }, run.describe())
+      assert.ok(sb.argvLog().some((a) => a[0] === "pane" && a[1] === "close"), `no pane close in ${JSON.stringify(sb.argvLog())}`)
+
+      // Tier 1 tools or gateway dispatch, as this pinned version exposes them.
+      const exposure = EXPOSURE[route.name]
+      const expected = exposure.expected[exposure.version]
+      assert.ok(expected, `${route.name} ${exposure.version}: no recorded tool exposure for this version; run it and record it in EXPOSURE`)
+      assert.deepEqual(steps.map((s) => s.style), expected, run.describe())
+      console.log(`# ${route.name} ${exposure.version}: ${steps.map((s) => `${s.goal.link}=${s.style}`).join(" ")}`)
+    } finally {
+      await run.done()
+    }
+  })
+}
