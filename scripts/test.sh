@@ -26,6 +26,9 @@ export HERDR_LINK_BIN="$target/herdr-link"
 step "Rust tests (unit, C ABI integration, fake Herdr, MCP edge cases, header drift)"
 cargo test --workspace
 
+step "C ABI send and start suites again, against the fake Herdr playing 0.8.2"
+HERDR_FAKE_VERSION=0.8.2 cargo test --test abi_ops --test abi_start
+
 step "fresh clone: the committed HEAD builds and passes the ABI surface tests with nothing beside it"
 bash scripts/fresh-clone-check.sh
 

@@ -590,3 +590,40 @@ fn peers_filters_a_messy_list() {
     );
     assert!(!has_raw_id(&r.to_string()));
 }
+
+/// This suite runs once per Herdr version (scripts/test.sh sets `HERDR_FAKE_VERSION=0.8.2` for
+/// the second run): the fake really plays it, and a send to a blocked peer follows it.
+#[test]
+fn send_to_a_blocked_peer_follows_the_herdr_version() {
+    let _g = serial();
+    let w = rich_world();
+    let version = common::herdr_version();
+    let out = std::process::Command::new(common::fake_bin())
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("herdr {version}\n")
+    );
+    let r = abi().tool(
+        "ver",
+        "herdr_link_send",
+        json!({"to": "worker_b", "message": "are you there?"}),
+    );
+    if version == "0.8.0" {
+        assert_eq!(ok(&r)["status"], "sent");
+        assert_eq!(w.prompts().len(), 1);
+    } else {
+        assert_eq!(err_code(&r), "SEND_FAILED");
+        assert!(w.prompts().is_empty(), "nothing typed into a blocked agent");
+    }
+    assert_eq!(
+        w.calls()
+            .iter()
+            .filter(|c| c.starts_with("agent prompt"))
+            .count(),
+        1,
+        "never retried"
+    );
+}

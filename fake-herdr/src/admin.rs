@@ -5,19 +5,23 @@ use serde_json::{json, Value};
 use std::fs;
 use std::io::Read;
 
-use crate::cli::Outcome;
+use crate::cli::{Env, Outcome};
 use crate::ids;
 use crate::kinds;
+use crate::settings::{Settings, KEYS};
 use crate::state::{Fault, Pane, Paths, State, Tab, Workspace};
 
 const USAGE: &str =
-    "usage: herdr fake init|world|agent|move|focus|fault|faults|prompts|log|dump ...";
+    "usage: herdr fake init|world|agent|move|focus|fault|faults|config|env|prompts|log|dump ...";
 const STATUSES: [&str; 5] = ["idle", "working", "blocked", "done", "unknown"];
 
 /// Declarative world (stdin of `herdr fake world`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WorldSpec {
+    /// Settings, as `herdr fake config` sets them (e.g. `{"version":"0.8.2"}`).
+    #[serde(default)]
+    config: std::collections::BTreeMap<String, String>,
     #[serde(default)]
     workspaces: Vec<WsSpec>,
 }
@@ -66,6 +70,8 @@ struct PaneSpec {
     launch_pending: bool,
     #[serde(default)]
     interactive_ready: bool,
+    #[serde(default)]
+    prompt_fails: bool,
 }
 
 fn out(v: &Value) -> Outcome {
@@ -166,6 +172,8 @@ pub fn run(args: &[String]) -> Outcome {
                 "focus" => fake_focus(&mut st, rest),
                 "fault" => fake_fault(&mut st, rest),
                 "faults" => fake_faults(&mut st, rest),
+                "config" => fake_config(&mut st, rest),
+                "env" => fake_env(&st, rest),
                 _ => Err(Outcome::usage(USAGE)),
             };
             match res {
@@ -191,6 +199,10 @@ fn check_status(s: &str) -> Result<(), String> {
 
 fn build_world(w: WorldSpec) -> Result<State, String> {
     let mut st = State::new();
+    for (k, v) in &w.config {
+        Settings::check(k, v)?;
+    }
+    st.config = w.config;
     let mut focus = None;
     for (wi, ws) in w.workspaces.into_iter().enumerate() {
         let n = st.next_workspace;
@@ -241,6 +253,7 @@ fn build_world(w: WorldSpec) -> Result<State, String> {
                 p.status = status;
                 p.launch_pending = ps.launch_pending;
                 p.interactive_ready = ps.interactive_ready;
+                p.prompt_fails = ps.prompt_fails;
                 if ps.focused {
                     focus = Some((wi, ti, pi));
                 }
@@ -313,7 +326,7 @@ fn pane_view(st: &State, l: crate::state::Loc) -> Value {
 }
 
 fn fake_agent(st: &mut State, args: &[String]) -> Result<Value, Outcome> {
-    let usage = "usage: herdr fake agent <pane> [--kind K] [--name N] [--no-name] [--status S] [--detected true|false] [--pending true|false] [--ready true|false] [--cwd P] [--none]";
+    let usage = "usage: herdr fake agent <pane> [--kind K] [--name N] [--no-name] [--status S] [--detected true|false] [--pending true|false] [--ready true|false] [--prompt-fails true|false] [--cwd P] [--none]";
     let Some(pane) = args.first() else {
         return Err(Outcome::usage(usage));
     };
@@ -368,6 +381,7 @@ fn fake_agent(st: &mut State, args: &[String]) -> Result<Value, Outcome> {
             "--detected" => p.detected = boolean(&mut it, "--detected")?,
             "--pending" => p.launch_pending = boolean(&mut it, "--pending")?,
             "--ready" => p.interactive_ready = boolean(&mut it, "--ready")?,
+            "--prompt-fails" => p.prompt_fails = boolean(&mut it, "--prompt-fails")?,
             "--cwd" => p.cwd = Some(value(&mut it, "--cwd")?.clone()),
             _ => {
                 return Err(Outcome::usage(format!(
@@ -478,4 +492,73 @@ fn fake_faults(st: &mut State, args: &[String]) -> Result<Value, Outcome> {
         }
         _ => Err(Outcome::usage("usage: herdr fake faults [--clear]")),
     }
+}
+
+/// `fake config`: print the resolved settings; `fake config KEY VALUE` sets one,
+/// `fake config KEY --unset` removes it (back to the environment or the default).
+fn fake_config(st: &mut State, args: &[String]) -> Result<Value, Outcome> {
+    let usage = "usage: herdr fake config [KEY VALUE|KEY --unset]";
+    match args {
+        [] => {}
+        [k, u] if u == "--unset" => {
+            if !KEYS.iter().any(|x| x.name == k) {
+                return Err(Outcome::usage(format!(
+                    "fake herdr: unknown setting {k}\n{usage}"
+                )));
+            }
+            st.config.remove(k);
+        }
+        [k, v] => {
+            Settings::check(k, v).map_err(|e| Outcome::usage(format!("fake herdr: {e}")))?;
+            st.config.insert(k.clone(), v.clone());
+        }
+        _ => return Err(Outcome::usage(usage)),
+    }
+    let s = Settings::resolve(Some(&st.config)).map_err(fail)?;
+    Ok(json!({
+        "version": s.version.as_str(),
+        "settle_ms": s.settle_ms,
+        "shell_start_ms": s.shell_start_ms,
+        "busy_retry_ms": s.busy_retry_ms,
+        "poll_ms": s.poll_ms,
+        "start_status": s.start_status,
+        "config": st.config,
+    }))
+}
+
+/// `fake env <pane>`: the Herdr variables a process started in that pane gets, as the played
+/// version sets them (0.8.0: no `HERDR_BIN_PATH`; 0.8.2: the running herdr executable), over
+/// the pane's `--env` pairs. Values are those at launch: a moved pane keeps its first id.
+fn fake_env(st: &State, args: &[String]) -> Result<Value, Outcome> {
+    let [pane] = args else {
+        return Err(Outcome::usage("usage: herdr fake env <pane>"));
+    };
+    let Some(l) = st.find_any(pane) else {
+        return Err(fail(format!("pane {pane} not found")));
+    };
+    let settings = Settings::resolve(Some(&st.config)).map_err(fail)?;
+    let p = st.pane(l);
+    let launch_id = p.aliases.first().unwrap_or(&p.id).clone();
+    let workspace = launch_id
+        .split_once(':')
+        .map(|(w, _)| w.to_string())
+        .unwrap_or_else(|| st.workspaces[l.0].id.clone());
+    let mut env: serde_json::Map<String, Value> =
+        p.env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+    env.insert("HERDR_ENV".into(), json!("1"));
+    env.insert(
+        "HERDR_SOCKET_PATH".into(),
+        json!(Env::from_process().socket().0),
+    );
+    if settings.version.at_least_082() {
+        let exe = std::env::current_exe().map_err(|e| fail(format!("current exe: {e}")))?;
+        env.insert("HERDR_BIN_PATH".into(), json!(exe.to_string_lossy()));
+    }
+    env.insert("HERDR_WORKSPACE_ID".into(), json!(workspace));
+    env.insert(
+        "HERDR_TAB_ID".into(),
+        json!(st.workspaces[l.0].tabs[l.1].id),
+    );
+    env.insert("HERDR_PANE_ID".into(), json!(launch_id));
+    Ok(Value::Object(env))
 }

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 use crate::kinds;
+use crate::settings::{now_ms, Settings};
 use crate::sorted;
 use crate::state::{ApiError, Loc, Pane, State};
 
@@ -74,6 +75,8 @@ pub struct Env {
     pub home: Option<String>,
     /// Process cwd (default cwd for `workspace create`).
     pub cwd: Option<String>,
+    /// The version played and the simulated delays.
+    pub settings: Settings,
 }
 
 impl Env {
@@ -90,6 +93,7 @@ impl Env {
             cwd: std::env::current_dir()
                 .ok()
                 .map(|p| p.to_string_lossy().into_owned()),
+            settings: Settings::default(),
         }
     }
 
@@ -199,7 +203,7 @@ pub fn preprocess(args: Vec<String>) -> Result<(Vec<String>, Option<String>), Ou
     Ok((out, session))
 }
 
-const TOP_HELP: &str = "herdr 0.8.0 (fake) - terminal workspace manager for coding agents
+const TOP_HELP: &str = "herdr {version} (fake) - terminal workspace manager for coding agents
 
 Usage: herdr [--session NAME] [COMMAND]
 
@@ -356,6 +360,25 @@ pub struct Exec {
     pub dirty: bool,
     /// Prompt records to append to the prompts log.
     pub prompts: Vec<Value>,
+    /// 0.8.2 `agent start` was accepted: the CLI now polls until the agent is ready.
+    pub start_wait: Option<StartWait>,
+    /// 0.8.2 `agent start` got `agent_pane_busy`: the CLI retries for a while.
+    pub busy_retry: bool,
+}
+
+/// A 0.8.2 `agent start` the CLI is waiting for (see `poll_start`).
+#[derive(Debug)]
+pub struct StartWait {
+    /// The requested name.
+    pub name: String,
+    /// The canonical kind.
+    pub kind: String,
+    /// The terminal the agent was started in.
+    pub terminal_id: String,
+    /// The launched argv (echoed in the reply).
+    pub argv: Vec<String>,
+    /// The CLI's startup deadline (`--timeout`, default 30000 ms).
+    pub timeout_ms: u64,
 }
 
 impl From<Outcome> for Exec {
@@ -417,13 +440,14 @@ fn help_out(text: &str, stdout: bool, code: i32) -> Outcome {
 
 fn parse_inner(args: &[String], env: &Env) -> Result<(String, Cmd), Outcome> {
     // --version
+    let version = env.settings.version.as_str();
     if args.first().map(String::as_str) == Some("--version") {
-        return Err(help_out("herdr 0.8.0\n", true, 0));
+        return Err(help_out(&format!("herdr {version}\n"), true, 0));
     }
     // Step 4: --help/-h right after a known subcommand path.
     if let Some(i) = args.iter().position(|a| a == "--help" || a == "-h") {
         match i {
-            0 => return Err(help_out(TOP_HELP, true, 0)),
+            0 => return Err(help_out(&TOP_HELP.replace("{version}", version), true, 0)),
             1 => {
                 if let Some((text, _)) = area_help(&args[0]) {
                     return Err(help_out(text, true, 0));
@@ -933,6 +957,20 @@ fn run_inner(
                     format!("agent {target} is no longer the pane foreground process"),
                 ));
             }
+            if env.settings.version.at_least_082() && p.agent_status() == "blocked" {
+                return Err(ApiError::new(
+                    "agent_blocked",
+                    format!("agent {target} is blocked; answer it in its pane first"),
+                ));
+            }
+            if p.prompt_fails {
+                return Err(ApiError::new(
+                    "agent_prompt_failed",
+                    format!(
+                        "failed to write prompt to agent {target}: Input/output error (os error 5)"
+                    ),
+                ));
+            }
             exec.prompts.push(json!({
                 "target": target,
                 "pane_id": p.id,
@@ -979,7 +1017,12 @@ fn run_inner(
                 ));
             };
             let p = st.pane(l);
-            if p.is_agent_terminal() || p.process.is_some() || p.launch_pending {
+            if p.is_agent_terminal()
+                || p.process.is_some()
+                || p.launch_pending
+                || p.shell_starting(now_ms())
+            {
+                exec.busy_retry = env.settings.version.at_least_082();
                 return Err(ApiError::new(
                     "agent_pane_busy",
                     format!("agent target pane {pane} is not an available shell"),
@@ -995,15 +1038,38 @@ fn run_inner(
             }
             let mut argv = vec![kinds::executable(kind).to_string()];
             argv.extend(args);
+            let settings = &env.settings;
             let p = st.pane_mut(l);
             p.process = Some(kind.to_string());
-            p.detected = true;
-            p.name = Some(name);
-            p.status = "idle".to_string();
+            p.name = Some(name.clone());
             p.report = None;
-            p.launch_pending = false;
-            p.interactive_ready = true;
             p.launch_argv = Some(argv.clone());
+            if settings.version.at_least_082() {
+                // Pending and undetected (`unknown`) until it settles; the CLI polls.
+                p.detected = false;
+                p.status = "unknown".to_string();
+                p.launch_pending = true;
+                p.interactive_ready = false;
+                p.settle_at_ms = Some(now_ms() + settings.settle_ms);
+                p.settle_status = Some(settings.start_status.clone());
+                exec.start_wait = Some(StartWait {
+                    name,
+                    kind: kind.to_string(),
+                    terminal_id: p.terminal_id.clone(),
+                    argv: argv.clone(),
+                    timeout_ms: timeout.unwrap_or(30_000),
+                });
+            } else {
+                // Ready at once; 0.8.0 also counts a blocked new agent as ready.
+                p.detected = true;
+                p.status = if settings.start_status == "blocked" {
+                    "blocked".to_string()
+                } else {
+                    "idle".to_string()
+                };
+                p.launch_pending = false;
+                p.interactive_ready = true;
+            }
             p.touch(true);
             exec.dirty = true;
             Ok(Some(json!({
@@ -1060,9 +1126,11 @@ fn run_inner(
         Cmd::PaneSplit {
             target,
             cwd,
-            env,
+            env: envs,
             focus,
         } => {
+            let settings = env.settings.clone();
+            let env = envs;
             let not_found = || ApiError::new("pane_not_found", "pane not found");
             let l = match &target {
                 Some(t) => st.find_any(t).ok_or_else(not_found)?,
@@ -1073,6 +1141,7 @@ fn run_inner(
             let cwd = cwd.or_else(|| st.pane(l).cwd.clone());
             let mut pane = Pane::shell(id, term, cwd);
             pane.env = env;
+            pane.shell_ready_at_ms = shell_ready_at(&settings);
             st.workspaces[l.0].tabs[l.1].panes.insert(l.2 + 1, pane);
             let nl = (l.0, l.1, l.2 + 1);
             if focus {
@@ -1135,7 +1204,7 @@ fn run_inner(
             workspace,
             cwd,
             label,
-            env,
+            env: envs,
             focus,
         } => {
             let wi = match &workspace {
@@ -1150,7 +1219,8 @@ fn run_inner(
             };
             let cwd = cwd.or_else(|| st.workspaces[wi].cwd.clone());
             let ti = st.create_tab(wi, label, cwd);
-            st.workspaces[wi].tabs[ti].panes[0].env = env;
+            st.workspaces[wi].tabs[ti].panes[0].env = envs;
+            st.workspaces[wi].tabs[ti].panes[0].shell_ready_at_ms = shell_ready_at(&env.settings);
             if focus {
                 st.focus((wi, ti, 0));
             }
@@ -1178,6 +1248,7 @@ fn run_inner(
             let cwd = cwd.or_else(|| env.cwd.clone());
             let wi = st.create_workspace(label, cwd);
             st.workspaces[wi].tabs[0].panes[0].env = envs;
+            st.workspaces[wi].tabs[0].panes[0].shell_ready_at_ms = shell_ready_at(&env.settings);
             if focus {
                 st.focus((wi, 0, 0));
             }
@@ -1190,6 +1261,11 @@ fn run_inner(
             })))
         }
     }
+}
+
+/// When a pane created now has a ready shell (None: at once).
+fn shell_ready_at(settings: &Settings) -> Option<u64> {
+    (settings.shell_start_ms > 0).then(|| now_ms() + settings.shell_start_ms)
 }
 
 /// The UI-focused pane of the active workspace.

@@ -1,4 +1,4 @@
-//! `herdr` — a fake of the Herdr 0.8.0 CLI for herdr-link's tests.
+//! `herdr` — a fake of the Herdr 0.8.0 and 0.8.2 CLIs for herdr-link's tests.
 //!
 //! Real commands (`agent`, `pane`, `tab`, `workspace`) run against a JSON world in
 //! `$HERDR_FAKE_STATE`; `herdr fake ...` is the test-control surface. See README.md.
@@ -7,16 +7,18 @@ mod admin;
 mod cli;
 mod ids;
 mod kinds;
+mod settings;
 mod sorted;
 mod state;
 
 use serde_json::{json, Value};
 use std::ffi::OsString;
 use std::io::Write;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use cli::{Env, Exec, Outcome, Parsed};
-use state::{Fault, Paths, State};
+use cli::{Env, Exec, Outcome, Parsed, StartWait};
+use settings::Settings;
+use state::{ApiError, Fault, Paths, State};
 
 fn main() {
     let code = match std::panic::catch_unwind(real_main) {
@@ -99,6 +101,14 @@ fn real_main() -> i32 {
     }
     // Steps 2-3: --session / --remote / --handoff.
     let mut env = Env::from_process();
+    let config = paths
+        .as_ref()
+        .and_then(|p| p.load().ok().flatten())
+        .map(|st| st.config);
+    env.settings = match Settings::resolve(config.as_ref()) {
+        Ok(s) => s,
+        Err(e) => return emit(&Outcome::usage(format!("fake herdr: {e}"))),
+    };
     let mut pre_args = Vec::new();
     if early.is_none() {
         match cli::preprocess(args) {
@@ -161,29 +171,121 @@ fn real_main() -> i32 {
         }
     }
 
+    let started = Instant::now();
     let mut exec = execute(early, &pre_args, &env, Some(&mut loaded));
-    if guard.is_some() {
-        if exec.dirty {
-            if let Ok(Some(st)) = &loaded {
-                if let Err(e) = paths.save(st) {
-                    exec.outcome = Outcome {
-                        stderr: format!("fake herdr: {e}\n").into_bytes(),
-                        code: 1,
-                        ..Outcome::default()
-                    };
-                }
-            }
-        }
-        for p in &exec.prompts {
-            let _ = Paths::append(&paths.prompts, &sorted::to_sorted(p));
-        }
+    persist(&paths, guard.is_some(), &loaded, &mut exec);
+    drop(guard);
+    // 0.8.2's `agent start` retries `agent_pane_busy` while a new pane's shell starts.
+    while exec.busy_retry && started.elapsed() < Duration::from_millis(env.settings.busy_retry_ms) {
+        sleep_ms(env.settings.poll_ms.max(1));
+        let g = paths.lock().ok();
+        let mut loaded = if g.is_some() { paths.load() } else { Ok(None) };
+        exec = execute(None, &pre_args, &env, Some(&mut loaded));
+        persist(&paths, g.is_some(), &loaded, &mut exec);
+    }
+    // 0.8.2's `agent start` then polls until the new agent is ready.
+    if let Some(wait) = exec.start_wait.take() {
+        exec.outcome = poll_start(&paths, &env, &wait);
+    }
+    if let Ok(_g) = paths.lock() {
         let _ = Paths::append(
             &paths.argv_log,
             &log_line(&logged, Some(exec.outcome.code), None),
         );
     }
-    drop(guard);
     emit(&exec.outcome)
+}
+
+/// Saves a changed state and records delivered prompts (the lock is held when `locked`).
+fn persist(paths: &Paths, locked: bool, loaded: &Result<Option<State>, String>, exec: &mut Exec) {
+    if !locked {
+        return;
+    }
+    if exec.dirty {
+        if let Ok(Some(st)) = loaded {
+            if let Err(e) = paths.save(st) {
+                exec.outcome = Outcome {
+                    stderr: format!("fake herdr: {e}\n").into_bytes(),
+                    code: 1,
+                    ..Outcome::default()
+                };
+                exec.start_wait = None;
+                exec.busy_retry = false;
+            }
+        }
+    }
+    for p in &exec.prompts {
+        let _ = Paths::append(&paths.prompts, &sorted::to_sorted(p));
+    }
+}
+
+/// 0.8.2 `agent start` after the server accepted it: poll the new agent every `poll_ms` until
+/// it is ready (`idle`), blocked (`agent_not_ready`), gone, or the deadline passes (`timeout`,
+/// after releasing the name), as the real CLI does.
+fn poll_start(paths: &Paths, env: &Env, w: &StartWait) -> Outcome {
+    let id = "cli:agent:start";
+    let fail = |code: &'static str, msg: String| Outcome::api(id, &ApiError::new(code, msg));
+    let deadline = Instant::now() + Duration::from_millis(w.timeout_ms);
+    loop {
+        sleep_ms(env.settings.poll_ms.max(1));
+        let Ok(_g) = paths.lock() else {
+            return fail("agent_start_transport_failed", "lock failed".into());
+        };
+        let mut st = match paths.load() {
+            Ok(Some(st)) => st,
+            _ => return cli::server_not_running(id, env),
+        };
+        let lost = || {
+            fail(
+                "agent_name_not_found",
+                format!("named agent {} no longer owns the target terminal", w.name),
+            )
+        };
+        let Some(l) = st
+            .locs()
+            .into_iter()
+            .find(|l| st.pane(*l).terminal_id == w.terminal_id)
+        else {
+            return lost();
+        };
+        let p = st.pane(l);
+        if p.name.as_deref() != Some(w.name.as_str()) {
+            return lost();
+        }
+        if let Some(a) = p.effective_label().filter(|a| *a != w.kind) {
+            return fail(
+                "agent_kind_mismatch",
+                format!("expected {}, detected {a}", w.kind),
+            );
+        }
+        if p.interactive_ready {
+            let v = serde_json::json!({"id": id, "result": {
+                "agent": st.agent_info(l), "argv": w.argv, "type": "agent_started"}});
+            return Outcome::json(&v);
+        }
+        if p.agent_status() == "blocked" {
+            st.pane_mut(l).launch_pending = false;
+            let _ = paths.save(&st);
+            return fail(
+                "agent_not_ready",
+                format!("agent {} is blocked and not ready for input", w.name),
+            );
+        }
+        if !p.launch_pending {
+            return fail(
+                "agent_start_failed",
+                "agent process exited before becoming interactive".into(),
+            );
+        }
+        if Instant::now() >= deadline {
+            let p = st.pane_mut(l);
+            p.name = None;
+            p.launch_pending = false;
+            p.touch(false);
+            let _ = paths.save(&st);
+            return fail("timeout", "timed out waiting for agent startup".into());
+        }
+    }
 }
 
 /// Parse and run one real command against the loaded state.

@@ -66,7 +66,8 @@ impl Paths {
         }
     }
 
-    /// Load the state; `Ok(None)` when the file does not exist ("no server").
+    /// Load the state, brought up to the present ([`State::reconcile`]); `Ok(None)` when the
+    /// file does not exist ("no server").
     pub fn load(&self) -> Result<Option<State>, String> {
         let bytes = match fs::read(&self.state) {
             Ok(b) => b,
@@ -78,9 +79,10 @@ impl Paths {
                 ))
             }
         };
-        serde_json::from_slice::<State>(&bytes)
-            .map(Some)
-            .map_err(|e| format!("invalid state file {}: {e}", self.state.display()))
+        let mut st = serde_json::from_slice::<State>(&bytes)
+            .map_err(|e| format!("invalid state file {}: {e}", self.state.display()))?;
+        st.reconcile(crate::settings::now_ms());
+        Ok(Some(st))
     }
 
     /// Write the state atomically (temp file + rename). Call with the lock held.
@@ -169,6 +171,18 @@ pub struct Pane {
     /// `--env` pairs given at creation (for inspection).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// `agent prompt` to this pane fails with `agent_prompt_failed` (a failed PTY write).
+    #[serde(default)]
+    pub prompt_fails: bool,
+    /// The new pane's shell is still starting until this time (ms since the epoch).
+    #[serde(default)]
+    pub shell_ready_at_ms: Option<u64>,
+    /// 0.8.2 `agent start`: the new agent stays `unknown` until this time (ms since the epoch).
+    #[serde(default)]
+    pub settle_at_ms: Option<u64>,
+    /// 0.8.2 `agent start`: the status the new agent settles into.
+    #[serde(default)]
+    pub settle_status: Option<String>,
 }
 
 fn yes() -> bool {
@@ -198,7 +212,16 @@ impl Pane {
             interactive_ready: false,
             launch_argv: None,
             env: BTreeMap::new(),
+            prompt_fails: false,
+            shell_ready_at_ms: None,
+            settle_at_ms: None,
+            settle_status: None,
         }
+    }
+
+    /// Whether the pane's shell is still starting at `now_ms`.
+    pub fn shell_starting(&self, now_ms: u64) -> bool {
+        self.shell_ready_at_ms.is_some_and(|t| now_ms < t)
     }
 
     /// The detected process kind, if any.
@@ -366,6 +389,9 @@ pub struct State {
     /// Injected faults.
     #[serde(default)]
     pub faults: Vec<Fault>,
+    /// Settings (`herdr fake config`): version and simulated delays; see settings.rs.
+    #[serde(default)]
+    pub config: BTreeMap<String, String>,
 }
 
 /// Location of a pane: (workspace index, tab index, pane index).
@@ -425,6 +451,30 @@ impl State {
             active_workspace: None,
             workspaces: Vec::new(),
             faults: Vec::new(),
+            config: BTreeMap::new(),
+        }
+    }
+
+    /// What the server does as time passes: shells finish starting, and a 0.8.2 agent start
+    /// that has settled becomes detected with its final status (ready when `idle`).
+    pub fn reconcile(&mut self, now_ms: u64) {
+        for l in self.locs() {
+            let p = self.pane_mut(l);
+            if p.shell_ready_at_ms.is_some_and(|t| now_ms >= t) {
+                p.shell_ready_at_ms = None;
+            }
+            if p.settle_at_ms.is_some_and(|t| now_ms >= t) {
+                p.settle_at_ms = None;
+                let status = p.settle_status.take().unwrap_or_else(idle);
+                p.detected = true;
+                let changed = p.status != status;
+                if p.launch_pending && status == "idle" {
+                    p.launch_pending = false;
+                    p.interactive_ready = true;
+                }
+                p.status = status;
+                p.touch(changed);
+            }
         }
     }
 

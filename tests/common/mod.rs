@@ -174,6 +174,16 @@ pub fn fake_bin() -> PathBuf {
     path
 }
 
+/// The Herdr version the fake plays in this run: `HERDR_FAKE_VERSION` (scripts/test.sh runs the
+/// send and start suites a second time with `0.8.2`), default `0.8.0`. A world whose JSON has
+/// `"config": {"version": ...}` plays that version instead.
+pub fn herdr_version() -> String {
+    std::env::var("HERDR_FAKE_VERSION")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "0.8.0".to_string())
+}
+
 /// A fresh fake-Herdr world in its own temporary directory.
 pub struct World {
     pub dir: PathBuf,
