@@ -4,7 +4,7 @@
 import assert from "node:assert/strict"
 import { test } from "node:test"
 import { activationIndex, assertRunHealthy, holdsContract, jsonOf, runRoute } from "./lib/e2e.mjs"
-import { PINNED, claude, codex, opencodeMcp, opencodePlugin } from "./lib/hosts.mjs"
+import { PINNED, claude, claudeInline, codex, opencodeMcp, opencodePlugin } from "./lib/hosts.mjs"
 import { linkSurface } from "./lib/script.mjs"
 import { IN_NETNS, Sandbox, assertLoopbackOnly, interfaces } from "./lib/sandbox.mjs"
 
@@ -24,9 +24,16 @@ export const LINK_FLOW = [
  * version must be run and recorded here.
  */
 const EXPOSURE = {
+  // deferred behind ToolSearch: the gateway, then the three Tier 1 tools are loaded
   claude: {
     version: PINNED["@anthropic-ai/claude-code"],
     expected: { "2.1.332": ["gateway", "gateway", "tier1", "tier1", "tier1"] },
+    toolSearches: 3,
+  },
+  "claude-inline": {
+    version: PINNED["@anthropic-ai/claude-code"],
+    expected: { "2.1.332": ["gateway", "gateway", "tier1", "tier1", "tier1"] },
+    toolSearches: 0,
   },
   codex: {
     version: PINNED["@openai/codex"],
@@ -69,7 +76,7 @@ test("the runs are isolated from the network, and an outside attempt is caught",
 
 const ONLY = process.env.HERDR_E2E_ONLY?.split(",")
 
-for (const route of [claude, codex, opencodeMcp, opencodePlugin].filter((r) => !ONLY || ONLY.includes(r.name))) {
+for (const route of [claude, claudeInline, codex, opencodeMcp, opencodePlugin].filter((r) => !ONLY || ONLY.includes(r.name))) {
   test(`${route.name}: the Link flow in the real host`, async () => {
     const run = await runRoute(route, LINK_FLOW)
     try {
@@ -129,6 +136,8 @@ for (const route of [claude, codex, opencodeMcp, opencodePlugin].filter((r) => !
       const expected = exposure.expected[exposure.version]
       assert.ok(expected, `${route.name} ${exposure.version}: no recorded tool exposure for this version; run it and record it in EXPOSURE`)
       assert.deepEqual(steps.map((s) => s.style), expected, run.describe())
+      const searches = Math.max(...run.requests.map((r) => r.conversation?.calls.filter((c) => c.name === "ToolSearch").length ?? 0))
+      assert.equal(searches, exposure.toolSearches ?? 0, `ToolSearch calls\n${run.describe()}`)
       console.log(`# ${route.name} ${exposure.version}: ${steps.map((s) => `${s.goal.link}=${s.style}`).join(" ")}`)
     } finally {
       await run.done()

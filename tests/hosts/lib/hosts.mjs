@@ -5,6 +5,8 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { spawnSync } from "node:child_process"
 import { join } from "node:path"
+import assert from "node:assert/strict"
+import { fencedBlock, withBinary } from "./docs.mjs"
 import { FAKE_BIN, LINK_BIN, NODE_MODULES, REPO } from "./sandbox.mjs"
 
 const bin = (rel) => {
@@ -30,20 +32,25 @@ export function pluginBundle() {
   return p
 }
 
-// Variables Herdr sets in a pane; Codex passes only the listed ones to MCP servers.
-const HERDR_VARS = ["HERDR_ENV", "HERDR_BIN_PATH", "HERDR_PANE_ID", "HERDR_SOCKET_PATH"]
 // Test only: the fake Herdr's state file and the operator log.
 const TEST_VARS = ["HERDR_FAKE_STATE", "HERDR_LINK_LOG"]
+
+/** The guard hook (`herdr-link guard`) for a host's PreToolUse hooks, on Bash calls. */
+function bashHook(host) {
+  return { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: `${LINK_BIN} guard --host ${host}` }] }] }
+}
 
 export const claude = {
   name: "claude",
   agentKind: "claude",
   naming: { prefix: "mcp__herdr_link__" },
   shellTool: "Bash",
-  setup(sb, model) {
+  setup(sb, model, { guard = false } = {}) {
     // the wiring from docs/mcp.md, passed with --mcp-config / --settings
-    const mcp = sb.file("claude/mcp.json", JSON.stringify({ mcpServers: { herdr_link: { type: "stdio", command: LINK_BIN, args: ["mcp"] } } }, null, 2))
-    const settings = sb.file("claude/settings.json", JSON.stringify({ permissions: { allow: ["mcp__herdr_link"] } }, null, 2))
+    const mcp = sb.file("claude/mcp.json", withBinary(fencedBlock("docs/mcp.md", "Claude Code", "json", 0)))
+    const settingsJson = JSON.parse(fencedBlock("docs/mcp.md", "Claude Code", "json", 1))
+    if (guard) settingsJson.hooks = bashHook("claude")
+    const settings = sb.file("claude/settings.json", JSON.stringify(settingsJson, null, 2))
     return {
       cmd: bin("@anthropic-ai/claude-code/bin/claude.exe"),
       args: (prompt) => [
@@ -71,8 +78,9 @@ export const codex = {
   agentKind: "codex",
   naming: { prefix: "", namespace: "mcp__herdr_link" },
   shellTool: "exec_command",
-  setup(sb, model) {
+  setup(sb, model, { guard = false } = {}) {
     const home = join(sb.root, "codex-home")
+    if (guard) sb.file("codex-home/hooks.json", JSON.stringify({ hooks: bashHook("codex") }, null, 2))
     const list = (xs) => xs.map((x) => JSON.stringify(x)).join(", ")
     sb.file("codex-home/config.toml", `# test only: the scripted model, no updates, no analytics, no network plugins
 model = "gpt-5"
@@ -98,11 +106,7 @@ apps = false
 in_app_updates = false
 
 # the wiring from docs/mcp.md (plus the fake Herdr's test-only variables)
-[mcp_servers.herdr_link]
-command = ${JSON.stringify(LINK_BIN)}
-args = ["mcp"]
-env_vars = [${list([...HERDR_VARS, ...TEST_VARS])}]
-`)
+${withBinary(fencedBlock("docs/mcp.md", "Codex", "toml")).replace(/^(env_vars = \[.*)\]$/m, `$1, ${list(TEST_VARS)}]`)}`)
     return {
       cmd: bin(".bin/codex"),
       args: (prompt) => ["exec", "--skip-git-repo-check", "--json", "--dangerously-bypass-hook-trust", prompt],
@@ -146,7 +150,7 @@ function opencodeRoute(name, { plugin }) {
     agentKind: "opencode",
     naming: { prefix: plugin ? "" : "herdr_link_" },
     shellTool: "bash",
-    setup(sb, model) {
+    setup(sb, model, { guard = false } = {}) {
       const config = {
         $schema: "https://opencode.ai/config.json",
         // test only: the scripted model and offline switches
@@ -166,13 +170,8 @@ function opencodeRoute(name, { plugin }) {
       }
       if (!plugin) {
         // the MCP wiring from hosts/opencode/README.md
-        config.mcp = {
-          herdr_link: {
-            type: "local",
-            command: [LINK_BIN, "mcp"],
-            environment: { HERDR_FAKE_STATE: sb.state, HERDR_LINK_LOG: join(sb.root, "herdr-link.log") },
-          },
-        }
+        config.mcp = JSON.parse(withBinary(fencedBlock("hosts/opencode/README.md", "The MCP route", "json"))).mcp
+        assert.ok(config.mcp?.herdr_link, "the README's MCP snippet registers no herdr_link")
       } else {
         // the plugin install from hosts/opencode/README.md, for one project
         const plugins = join(sb.project, ".opencode", "plugins")
@@ -203,5 +202,15 @@ function opencodeRoute(name, { plugin }) {
 
 export const opencodePlugin = opencodeRoute("opencode-plugin", { plugin: true })
 export const opencodeMcp = opencodeRoute("opencode-mcp", { plugin: false })
+
+/** Claude Code with its tool search switched off (ENABLE_TOOL_SEARCH=false, docs/mcp.md). */
+export const claudeInline = {
+  ...claude,
+  name: "claude-inline",
+  setup(sb, model, opts) {
+    const host = claude.setup(sb, model, opts)
+    return { ...host, env: { ...host.env, ENABLE_TOOL_SEARCH: "false" } }
+  },
+}
 
 export { FAKE_BIN }

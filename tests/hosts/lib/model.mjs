@@ -224,7 +224,8 @@ const ROUTES = [
 ]
 
 /**
- * Starts the model server. `decide(conversation, body)` returns the next Decision.
+ * Starts the model server. `decide(conversation, body)` returns the next Decision (or a
+ * promise of it, to hold a step until something else happened).
  * Returns {port, url, requests, close}; `requests` holds {method, path, body, conversation,
  * decision} for every request, in arrival order.
  */
@@ -253,15 +254,18 @@ export async function startModel(decide) {
         res.end(JSON.stringify({ error: { type: "not_found", message: `scripted model: no route ${req.method} ${req.url}` } }))
         return
       }
-      try {
-        record.conversation = route.parse(record.body)
-        record.decision = decide(record.conversation, record.body)
-      } catch (e) {
-        record.error = String(e?.stack ?? e)
-        record.decision = { text: `scripted model error: ${e?.message ?? e}` }
+      const answer = async () => {
+        try {
+          record.conversation = route.parse(record.body)
+          record.decision = await decide(record.conversation, record.body)
+        } catch (e) {
+          record.error = String(e?.stack ?? e)
+          record.decision = { text: `scripted model error: ${e?.message ?? e}` }
+        }
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" })
+        res.end(route.stream(record.body, record.decision))
       }
-      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" })
-      res.end(route.stream(record.body, record.decision))
+      answer()
     })
   })
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve))

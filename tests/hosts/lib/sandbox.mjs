@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict"
 import { spawn, spawnSync } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -69,8 +69,14 @@ export class Sandbox {
     this.bin = d("bin")
     this.xdg = { config: d("xdg/config"), data: d("xdg/data"), state: d("xdg/state"), cache: d("xdg/cache") }
     this.state = join(d("herdr"), "state.json")
+    this.runtime = d("run")
+    chmodSync(this.runtime, 0o700)
+    /** Environment entries that override env()'s own (e.g. to share a world with another run). */
+    this.overrides = {}
     // `herdr` on PATH is the fake, as in a Herdr pane.
     spawnSync("ln", ["-s", FAKE_BIN, join(this.bin, "herdr")])
+    // Login shells (Codex runs commands with `bash -lc`) reset PATH from /etc/profile.
+    writeFileSync(join(this.home, ".bash_profile"), `export PATH="${this.bin}:$PATH"\n`)
     this.children = []
   }
 
@@ -88,6 +94,7 @@ export class Sandbox {
       XDG_DATA_HOME: this.xdg.data,
       XDG_STATE_HOME: this.xdg.state,
       XDG_CACHE_HOME: this.xdg.cache,
+      XDG_RUNTIME_DIR: this.runtime,
       // What Herdr sets in a pane (the socket is never used by the fake).
       HERDR_ENV: "1",
       HERDR_BIN_PATH: FAKE_BIN,
@@ -98,6 +105,7 @@ export class Sandbox {
       HERDR_LINK_LOG: join(this.root, "herdr-link.log"),
       HERDR_E2E_MARKER: this.marker,
       ...extra,
+      ...this.overrides,
     }
   }
 

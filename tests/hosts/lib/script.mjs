@@ -64,7 +64,8 @@ const isSearch = (call) => call.name === "ToolSearch"
 
 /**
  * A `decide` function for the model server. `goals` are `{link: "activate"|"peers"|"send"|
- * "close", args?}` or `{bash: "command"}`, played in order; then the model answers "done".
+ * "close", args?}` or `{bash: "command"}`, played in order; then the model answers "done". A goal
+ * with `before: () => Promise` is held until that promise settles (to interleave two hosts).
  * Requests without tools (title generation and other side requests) get plain text.
  */
 export function playGoals(goals, naming) {
@@ -73,6 +74,11 @@ export function playGoals(goals, naming) {
     const made = conversation.calls.filter((c) => !isSearch(c))
     const goal = goals[made.length]
     if (!goal) return { text: "done" }
+    if (goal.before) return Promise.resolve(goal.before()).then(() => decideGoal(goal, conversation, body, made))
+    return decideGoal(goal, conversation, body, made)
+  }
+
+  function decideGoal(goal, conversation, body, made) {
     if (goal.bash !== undefined) return shellCall(conversation.api, goal.bash)
     const { callable, deferred } = linkSurface(conversation, body, naming)
     const last = conversation.calls.at(-1)
