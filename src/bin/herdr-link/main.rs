@@ -4,6 +4,7 @@
 
 mod doctor;
 mod mcp;
+mod setup;
 mod transport;
 
 use std::path::PathBuf;
@@ -12,6 +13,9 @@ const USAGE: &str = "usage:
   herdr-link mcp [--context-dir DIR]   serve MCP over stdio (start's config is read under DIR,
                                        default: the current directory)
   herdr-link doctor [--pane PANE]      read-only diagnosis of the Herdr environment (exit 0 or 1)
+  herdr-link setup <claude|codex|opencode|pi> [--project DIR] [--dry-run] [--uninstall] ...
+                                       register Herdr Link and its Bash guard with a host
+                                       (herdr-link setup --help)
   herdr-link --version | --help";
 
 /// A parsed command line.
@@ -19,6 +23,7 @@ const USAGE: &str = "usage:
 enum Command {
     Mcp { context_dir: Option<PathBuf> },
     Doctor { pane: Option<String> },
+    Setup(Option<setup::Options>),
     Version,
     Help,
 }
@@ -45,6 +50,7 @@ fn parse(args: &[String]) -> Result<Command, String> {
         "doctor" => Ok(Command::Doctor {
             pane: option("--pane")?,
         }),
+        "setup" => Ok(Command::Setup(setup::parse(rest)?)),
         "--version" | "-V" | "version" if rest.is_empty() => Ok(Command::Version),
         "--help" | "-h" | "help" if rest.is_empty() => Ok(Command::Help),
         other => Err(format!("unknown command: {other}")),
@@ -83,6 +89,11 @@ fn main() {
             }
         },
         Ok(Command::Doctor { pane }) => doctor::run(pane),
+        Ok(Command::Setup(Some(options))) => setup::run(options),
+        Ok(Command::Setup(None)) => {
+            println!("{}", setup::USAGE);
+            0
+        }
         Ok(Command::Version) => {
             println!("herdr-link {}", env!("CARGO_PKG_VERSION"));
             0

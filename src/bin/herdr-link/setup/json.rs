@@ -1,0 +1,234 @@
+//! JSON config edits that keep the user's entries, their order and the file's indentation.
+
+use serde_json::{Map, Value};
+
+/// Parses a JSON config file whose root must be an object; an empty file is `{}`.
+pub fn parse(path: &str, text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        format!("{path} is not valid JSON ({e}); fix or move it, then run setup again")
+    })?;
+    if !value.is_object() {
+        return Err(format!("{path}: the top level is not a JSON object"));
+    }
+    Ok(value)
+}
+
+/// Renders `value` with the indentation the original text used (two spaces by default) and a
+/// trailing newline.
+pub fn render(original: Option<&str>, value: &Value) -> String {
+    let indent = original
+        .and_then(detect_indent)
+        .unwrap_or_else(|| "  ".into());
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+    serde::Serialize::serialize(value, &mut ser).expect("a JSON value always serializes");
+    let mut text = String::from_utf8(out).expect("serde_json writes UTF-8");
+    text.push('\n');
+    text
+}
+
+/// The leading whitespace of the first indented line.
+fn detect_indent(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let ws: String = line
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect();
+        (!ws.is_empty() && ws.len() < line.len()).then_some(ws)
+    })
+}
+
+/// The object under `key`, inserted (empty) when missing; an error names `what` when the key
+/// holds something else.
+pub fn object_at<'a>(
+    parent: &'a mut Map<String, Value>,
+    key: &str,
+    what: &str,
+) -> Result<&'a mut Map<String, Value>, String> {
+    parent
+        .entry(key)
+        .or_insert_with(|| Value::Object(Map::new()))
+        .as_object_mut()
+        .ok_or_else(|| format!("{what}: `{key}` is not a JSON object"))
+}
+
+/// Sets `key` to `value` unless it already holds exactly that (position kept when present).
+pub fn set(map: &mut Map<String, Value>, key: &str, value: Value) {
+    if map.get(key) != Some(&value) {
+        map.insert(key.to_string(), value);
+    }
+}
+
+/// Removes `key` from the object at `parent[outer]`, and `outer` itself when that left it empty.
+pub fn remove_nested(parent: &mut Map<String, Value>, outer: &str, key: &str) {
+    let Some(Value::Object(inner)) = parent.get_mut(outer) else {
+        return;
+    };
+    if inner.shift_remove(key).is_some() && inner.is_empty() {
+        parent.shift_remove(outer);
+    }
+}
+
+/// Whether a hook command runs `herdr-link guard --host <host>` (any path to the binary).
+pub fn is_guard_command(command: &str, host: &str) -> bool {
+    let Some(program) = command.strip_suffix(&format!(" guard --host {host}")) else {
+        return false;
+    };
+    let program = program.trim().trim_matches('\'').trim_matches('"');
+    std::path::Path::new(program)
+        .file_name()
+        .is_some_and(|n| n == "herdr-link")
+}
+
+/// Installs the guard as a `PreToolUse` command hook on `Bash` in a Claude Code / Codex hooks
+/// document (`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command",...}]}]}}`).
+/// An existing herdr-link guard hook is updated in place (its path), never duplicated.
+pub fn add_guard_hook(
+    root: &mut Value,
+    command: &str,
+    host: &str,
+    what: &str,
+) -> Result<(), String> {
+    let root = root.as_object_mut().expect("parse() returns objects");
+    let hooks = object_at(root, "hooks", what)?;
+    let pre = hooks
+        .entry("PreToolUse")
+        .or_insert_with(|| Value::Array(Vec::new()))
+        .as_array_mut()
+        .ok_or_else(|| format!("{what}: `hooks.PreToolUse` is not a JSON array"))?;
+    let mut found = false;
+    for entry in pre.iter_mut() {
+        let Some(list) = entry.get_mut("hooks").and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for hook in list.iter_mut() {
+            let ours = hook
+                .get("command")
+                .and_then(Value::as_str)
+                .is_some_and(|c| is_guard_command(c, host));
+            if ours && !found {
+                if let Some(h) = hook.as_object_mut() {
+                    set(h, "type", Value::from("command"));
+                    set(h, "command", Value::from(command));
+                }
+                found = true;
+            }
+        }
+    }
+    if !found {
+        pre.push(serde_json::json!({
+            "matcher": "Bash",
+            "hooks": [{ "type": "command", "command": command }]
+        }));
+    }
+    Ok(())
+}
+
+/// Removes every herdr-link guard hook for `host`, and the containers that removal emptied.
+pub fn remove_guard_hook(root: &mut Value, host: &str) {
+    let Some(root) = root.as_object_mut() else {
+        return;
+    };
+    let Some(Value::Object(hooks)) = root.get_mut("hooks") else {
+        return;
+    };
+    let Some(Value::Array(pre)) = hooks.get_mut("PreToolUse") else {
+        return;
+    };
+    let mut removed = false;
+    pre.retain_mut(|entry| {
+        let Some(list) = entry.get_mut("hooks").and_then(Value::as_array_mut) else {
+            return true;
+        };
+        let before = list.len();
+        list.retain(|h| {
+            !h.get("command")
+                .and_then(Value::as_str)
+                .is_some_and(|c| is_guard_command(c, host))
+        });
+        let emptied = before > 0 && list.is_empty();
+        removed |= list.len() != before;
+        !emptied
+    });
+    if removed && pre.is_empty() {
+        hooks.shift_remove("PreToolUse");
+        if hooks.is_empty() {
+            root.shift_remove("hooks");
+        }
+    }
+}
+
+/// Whether a hooks document still holds any hook at all.
+pub fn has_any_hook(root: &Value) -> bool {
+    root.get("hooks")
+        .and_then(Value::as_object)
+        .is_some_and(|h| !h.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn recognises_guard_commands() {
+        assert!(is_guard_command(
+            "/a b/herdr-link guard --host claude",
+            "claude"
+        ));
+        assert!(is_guard_command(
+            "'/a b/herdr-link' guard --host claude",
+            "claude"
+        ));
+        assert!(is_guard_command("herdr-link guard --host codex", "codex"));
+        assert!(!is_guard_command("herdr-link guard --host codex", "claude"));
+        assert!(!is_guard_command("/x/other guard --host claude", "claude"));
+    }
+
+    #[test]
+    fn hook_added_once_updated_in_place_and_removed() {
+        let mut v = json!({"hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"lint"}]}]},"model":"x"});
+        add_guard_hook(&mut v, "/old/herdr-link guard --host claude", "claude", "f").unwrap();
+        add_guard_hook(&mut v, "/new/herdr-link guard --host claude", "claude", "f").unwrap();
+        let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
+        assert_eq!(pre.len(), 2);
+        assert_eq!(pre[0]["matcher"], "Edit");
+        assert_eq!(
+            pre[1]["hooks"][0]["command"],
+            "/new/herdr-link guard --host claude"
+        );
+        remove_guard_hook(&mut v, "claude");
+        assert_eq!(
+            v,
+            json!({"hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"lint"}]}]},"model":"x"})
+        );
+        let mut only = json!({});
+        add_guard_hook(&mut only, "herdr-link guard --host codex", "codex", "f").unwrap();
+        remove_guard_hook(&mut only, "codex");
+        assert_eq!(only, json!({}));
+    }
+
+    #[test]
+    fn wrong_shapes_are_errors() {
+        let mut v = json!({"hooks": []});
+        assert!(add_guard_hook(&mut v, "c", "claude", "f").is_err());
+        let mut v = json!({"hooks": {"PreToolUse": {}}});
+        assert!(add_guard_hook(&mut v, "c", "claude", "f").is_err());
+        assert!(parse("f", "[1]").is_err());
+        assert!(parse("f", "{").unwrap_err().contains("not valid JSON"));
+        assert_eq!(parse("f", "  \n").unwrap(), json!({}));
+    }
+
+    #[test]
+    fn keeps_indentation() {
+        let text = "{\n    \"a\": 1\n}\n";
+        let v = parse("f", text).unwrap();
+        assert_eq!(render(Some(text), &v), text);
+        let tabs = "{\n\t\"a\": [\n\t\t1\n\t]\n}\n";
+        assert_eq!(render(Some(tabs), &parse("f", tabs).unwrap()), tabs);
+    }
+}

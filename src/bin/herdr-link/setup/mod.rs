@@ -1,0 +1,242 @@
+//! `herdr-link setup <host>`: registers Herdr Link with an agent host (the MCP server or the
+//! extension) and installs the Bash guard hook, merging into the host's existing config files.
+//!
+//! Every change is computed first (a malformed config is an error and nothing is written),
+//! then each changed file is backed up and replaced atomically. A second run changes nothing.
+//! `--dry-run` prints the change as a unified diff; `--uninstall` removes what setup adds.
+
+mod codex_toml;
+mod files;
+mod hosts;
+mod json;
+
+use std::path::{Path, PathBuf};
+
+/// `herdr-link setup --help`.
+pub const USAGE: &str = "usage: herdr-link setup <claude|codex|opencode|pi> [options]
+
+Registers Herdr Link with an agent host and installs the Bash guard hook, merging into the
+host's existing config files (every changed file is backed up first; a second run changes
+nothing).
+
+  claude     MCP server in ~/.claude.json (mcpServers.herdr_link), guard hook in
+             ~/.claude/settings.json; with --project DIR: DIR/.mcp.json, DIR/.claude/settings.json
+  codex      $CODEX_HOME/config.toml ([mcp_servers.herdr_link], [features] hooks = true) and the
+             guard hook in $CODEX_HOME/hooks.json (CODEX_HOME defaults to ~/.codex); with
+             --project DIR: DIR/.codex/ (Codex reads it in trusted projects)
+  opencode   mcp.herdr_link in $XDG_CONFIG_HOME/opencode/opencode.json and the guard plugin
+             plugins/herdr-link-guard.js beside it; with --project DIR: DIR/opencode.json and
+             DIR/.opencode/plugins/
+  pi         runs `pi install <package>` (the Pi extension, which carries the guard itself);
+             with --project DIR: `pi install -l` in DIR
+
+options:
+  --project DIR      project-level config instead of the user's
+  --dry-run          print the change as a unified diff; write nothing
+  --uninstall        remove what setup adds (other entries stay)
+  --bin PATH         the herdr-link binary the host runs (default: this executable)
+  --herdr PATH       the Herdr binary whose version decides whether HERDR_BIN_PATH is pinned in
+                     the server's environment (default: $HERDR_BIN_PATH, else herdr on PATH)
+  --pass-env NAME    (codex) one more variable Codex passes to the server (repeatable)
+  --package PATH     (pi) the Pi package: a directory or an npm pack tarball
+  --pi PATH          (pi) the pi executable (default: pi on PATH)
+  -h, --help         this text";
+
+/// Which host to set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Host {
+    /// Claude Code (MCP + PreToolUse command hook).
+    Claude,
+    /// Codex CLI (MCP + PreToolUse command hook).
+    Codex,
+    /// OpenCode (MCP + a guard plugin).
+    OpenCode,
+    /// Pi (its extension, via `pi install`).
+    Pi,
+}
+
+/// Parsed `setup` arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// The host.
+    pub host: Host,
+    /// `--project DIR`.
+    pub project: Option<PathBuf>,
+    /// `--dry-run`.
+    pub dry_run: bool,
+    /// `--uninstall`.
+    pub uninstall: bool,
+    /// `--bin PATH`.
+    pub bin: Option<PathBuf>,
+    /// `--herdr PATH`.
+    pub herdr: Option<PathBuf>,
+    /// `--pass-env NAME` (repeatable).
+    pub pass_env: Vec<String>,
+    /// `--package PATH`.
+    pub package: Option<PathBuf>,
+    /// `--pi PATH`.
+    pub pi: Option<PathBuf>,
+}
+
+/// Parses the arguments after `setup`; `Ok(None)` means `--help`.
+pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
+    let mut host = None;
+    let mut o = Options {
+        host: Host::Claude,
+        project: None,
+        dry_run: false,
+        uninstall: false,
+        bin: None,
+        herdr: None,
+        pass_env: Vec::new(),
+        package: None,
+        pi: None,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match flag {
+            "-h" | "--help" => return Ok(None),
+            "--dry-run" if inline.is_none() => o.dry_run = true,
+            "--uninstall" if inline.is_none() => o.uninstall = true,
+            "--project" => o.project = Some(PathBuf::from(value(flag)?)),
+            "--bin" => o.bin = Some(PathBuf::from(value(flag)?)),
+            "--herdr" => o.herdr = Some(PathBuf::from(value(flag)?)),
+            "--package" => o.package = Some(PathBuf::from(value(flag)?)),
+            "--pi" => o.pi = Some(PathBuf::from(value(flag)?)),
+            "--pass-env" => {
+                let name = value(flag)?;
+                if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    return Err(format!("--pass-env {name:?} is not a variable name"));
+                }
+                o.pass_env.push(name);
+            }
+            h if !h.starts_with('-') && host.is_none() => {
+                host = Some(match h {
+                    "claude" => Host::Claude,
+                    "codex" => Host::Codex,
+                    "opencode" => Host::OpenCode,
+                    "pi" => Host::Pi,
+                    other => {
+                        return Err(format!(
+                            "unknown host {other:?}: use claude, codex, opencode or pi"
+                        ))
+                    }
+                })
+            }
+            other => return Err(format!("setup: unexpected argument {other:?}")),
+        }
+    }
+    o.host = host.ok_or("setup needs a host: claude, codex, opencode or pi")?;
+    if o.host != Host::Codex && !o.pass_env.is_empty() {
+        return Err("--pass-env is for codex only (the other hosts pass their environment)".into());
+    }
+    if o.host != Host::Pi && (o.package.is_some() || o.pi.is_some()) {
+        return Err("--package and --pi are for pi only".into());
+    }
+    Ok(Some(o))
+}
+
+/// Where the user's config lives: `HOME`, `CODEX_HOME`, `XDG_CONFIG_HOME`.
+pub struct Places {
+    /// The home directory.
+    pub home: PathBuf,
+    /// Codex's home (`$CODEX_HOME`, default `~/.codex`).
+    pub codex_home: PathBuf,
+    /// OpenCode's global config dir (`$XDG_CONFIG_HOME/opencode`, default `~/.config/opencode`).
+    pub opencode: PathBuf,
+}
+
+impl Places {
+    fn from_env() -> Result<Places, String> {
+        let var = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let home = var("HOME").ok_or("HOME is not set")?;
+        let codex_home = var("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
+        let config = var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
+        Ok(Places {
+            opencode: config.join("opencode"),
+            codex_home,
+            home,
+        })
+    }
+}
+
+/// An absolute path, resolved against the working directory.
+fn absolute(p: &Path) -> Result<PathBuf, String> {
+    if p.is_absolute() {
+        return Ok(p.to_path_buf());
+    }
+    std::env::current_dir()
+        .map(|d| d.join(p))
+        .map_err(|e| format!("cannot read the current directory: {e}"))
+}
+
+/// Runs `setup`; returns the exit status.
+pub fn run(o: Options) -> i32 {
+    match run_inner(&o) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("herdr-link setup: {e}");
+            1
+        }
+    }
+}
+
+fn run_inner(o: &Options) -> Result<(), String> {
+    let places = Places::from_env()?;
+    let project = match &o.project {
+        Some(p) => {
+            let p = absolute(p)?;
+            if !p.is_dir() {
+                return Err(format!("--project {} is not a directory", p.display()));
+            }
+            Some(p)
+        }
+        None => None,
+    };
+    let bin = match &o.bin {
+        Some(b) => absolute(b)?,
+        None => std::env::current_exe()
+            .map_err(|e| format!("cannot find this executable ({e}); pass --bin PATH"))?,
+    };
+    let check = if o.uninstall || o.host == Host::Pi {
+        None
+    } else {
+        Some(hosts::herdr_check(o.herdr.as_deref())?)
+    };
+    let pin = check.as_ref().and_then(|c| c.pin.clone());
+    let plan = hosts::plan(
+        o,
+        &hosts::Ctx {
+            places: &places,
+            project: project.as_deref(),
+            bin: &bin,
+            pin: pin.as_deref(),
+        },
+    )?;
+    files::apply(&plan.changes, o.dry_run)?;
+    for cmd in &plan.commands {
+        hosts::run_command(cmd, o.dry_run)?;
+    }
+    if let Some(c) = &check {
+        println!("note: {}", c.note);
+    }
+    for note in &plan.notes {
+        println!("note: {note}");
+    }
+    Ok(())
+}

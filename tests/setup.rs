@@ -1,0 +1,479 @@
+//! `herdr-link setup <host>` on temporary homes holding realistic existing configs: the merge
+//! keeps every user entry in order, a second run changes nothing, every changed file is backed
+//! up, `--dry-run` writes nothing, `--uninstall` gives the user's config back, a malformed
+//! config is an error with nothing written, and an old Herdr gets `HERDR_BIN_PATH` pinned.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_herdr-link");
+
+struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    fn new(name: &str) -> Home {
+        let root =
+            std::env::temp_dir().join(format!("herdr-link-setup-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        fs::create_dir_all(root.join("home")).unwrap();
+        fs::create_dir_all(root.join("bin")).unwrap();
+        Home { root }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, text).unwrap();
+        p
+    }
+
+    fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.root.join(rel)).unwrap()
+    }
+
+    /// A `herdr` that reports `version`.
+    fn herdr(&self, version: &str) -> PathBuf {
+        let p = self.write(
+            &format!("bin/herdr-{version}"),
+            &format!("#!/bin/sh\necho 'herdr {version}'\n"),
+        );
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    fn setup(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .arg("setup")
+            .args(args)
+            .env_clear()
+            .env("HOME", self.home())
+            .env("PATH", self.root.join("bin"))
+            .current_dir(&self.root)
+            .output()
+            .unwrap()
+    }
+
+    /// Every file under the root with its contents (to prove "nothing written").
+    fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        fn walk(dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+            let mut entries: Vec<_> = fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            entries.sort();
+            for p in entries {
+                if p.is_dir() {
+                    walk(&p, out);
+                } else {
+                    out.push((p.clone(), fs::read(&p).unwrap()));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.root, &mut out);
+        out
+    }
+
+    fn backups(&self) -> Vec<PathBuf> {
+        self.snapshot()
+            .into_iter()
+            .map(|(p, _)| p)
+            .filter(|p| p.to_string_lossy().contains(".herdr-link-backup-"))
+            .collect()
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.root);
+    }
+}
+
+fn ok(out: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "setup failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn keys(v: &Value) -> Vec<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+const CLAUDE_JSON: &str = r#"{
+  "numStartups": 41,
+  "theme": "dark",
+  "mcpServers": {
+    "github": {
+      "type": "stdio",
+      "command": "gh-mcp",
+      "args": []
+    }
+  },
+  "projects": {
+    "/home/me/src/app": {
+      "allowedTools": []
+    }
+  }
+}
+"#;
+
+// Written the way Claude Code writes it (JSON.stringify, here with a 4-space indent).
+const CLAUDE_SETTINGS: &str = r#"{
+    "permissions": {
+        "allow": [
+            "Bash(npm test)"
+        ]
+    },
+    "hooks": {
+        "PreToolUse": [
+            {
+                "matcher": "Edit",
+                "hooks": [
+                    {
+                        "type": "command",
+                        "command": "prettier --check"
+                    }
+                ]
+            }
+        ]
+    },
+    "model": "opus"
+}
+"#;
+
+#[test]
+fn claude_user_level_merges_backs_up_is_idempotent_and_uninstalls() {
+    let h = Home::new("claude");
+    h.write("home/.claude.json", CLAUDE_JSON);
+    h.write("home/.claude/settings.json", CLAUDE_SETTINGS);
+    let herdr = h.herdr("0.8.0");
+    let herdr = herdr.to_str().unwrap();
+    let bin = "/opt/herdr link/bin/herdr-link";
+
+    // Dry run: a diff that keeps every existing entry, and nothing written.
+    let before = h.snapshot();
+    let out = ok(&h.setup(&["claude", "--dry-run", "--bin", bin, "--herdr", herdr]));
+    assert_eq!(h.snapshot(), before, "--dry-run wrote something");
+    assert!(out.contains(&format!("--- {}", h.home().join(".claude.json").display())));
+    assert!(out.contains("+    \"herdr_link\": {"), "{out}");
+    assert!(out.contains("(dry run: nothing was written)"));
+    for line in out
+        .lines()
+        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+    {
+        // The only lines a merge may touch: the closing brace that gains a comma.
+        assert!(
+            line.trim_end().ends_with('}'),
+            "dry run removes {line:?}\n{out}"
+        );
+    }
+
+    let out = ok(&h.setup(&["claude", "--bin", bin, "--herdr", herdr]));
+    assert!(out.contains("does not set HERDR_BIN_PATH"), "{out}");
+    let cfg: Value = serde_json::from_str(&h.read("home/.claude.json")).unwrap();
+    assert_eq!(
+        keys(&cfg),
+        ["numStartups", "theme", "mcpServers", "projects"]
+    );
+    assert_eq!(keys(&cfg["mcpServers"]), ["github", "herdr_link"]);
+    assert_eq!(
+        cfg["mcpServers"]["herdr_link"],
+        json!({"type":"stdio","command":bin,"args":["mcp"],"env":{"HERDR_BIN_PATH":herdr}})
+    );
+    let settings: Value = serde_json::from_str(&h.read("home/.claude/settings.json")).unwrap();
+    assert_eq!(keys(&settings), ["permissions", "hooks", "model"]);
+    assert_eq!(
+        settings["hooks"]["PreToolUse"],
+        json!([
+            {"matcher":"Edit","hooks":[{"type":"command","command":"prettier --check"}]},
+            {"matcher":"Bash","hooks":[{"type":"command",
+                "command":"'/opt/herdr link/bin/herdr-link' guard --host claude"}]}
+        ])
+    );
+    assert!(
+        h.read("home/.claude/settings.json")
+            .contains("\n    \"permissions\""),
+        "the file's 4-space indentation is kept"
+    );
+    let backups = h.backups();
+    assert_eq!(backups.len(), 2, "{backups:?}");
+    for b in &backups {
+        let text = fs::read_to_string(b).unwrap();
+        assert!(text == CLAUDE_JSON || text == CLAUDE_SETTINGS);
+    }
+
+    // Second run: nothing changes, no new backup.
+    let after_first = h.snapshot();
+    let out = ok(&h.setup(&["claude", "--bin", bin, "--herdr", herdr]));
+    assert_eq!(
+        h.snapshot(),
+        after_first,
+        "second run changed files:\n{out}"
+    );
+    assert_eq!(out.matches("unchanged ").count(), 2, "{out}");
+
+    // Uninstall: the user's config as it was (same values, same key order).
+    ok(&h.setup(&["claude", "--uninstall", "--bin", bin]));
+    let cfg: Value = serde_json::from_str(&h.read("home/.claude.json")).unwrap();
+    assert_eq!(cfg, serde_json::from_str::<Value>(CLAUDE_JSON).unwrap());
+    assert_eq!(
+        keys(&cfg),
+        ["numStartups", "theme", "mcpServers", "projects"]
+    );
+    let settings: Value = serde_json::from_str(&h.read("home/.claude/settings.json")).unwrap();
+    assert_eq!(
+        settings,
+        serde_json::from_str::<Value>(CLAUDE_SETTINGS).unwrap()
+    );
+    assert_eq!(h.read("home/.claude/settings.json"), CLAUDE_SETTINGS);
+}
+
+#[test]
+fn claude_project_level_with_a_current_herdr_pins_nothing() {
+    let h = Home::new("claude-project");
+    fs::create_dir_all(h.root.join("proj")).unwrap();
+    let herdr = h.herdr("0.8.2");
+    let out = ok(&h.setup(&[
+        "claude",
+        "--project",
+        "proj",
+        "--bin",
+        "/usr/bin/herdr-link",
+        "--herdr",
+        herdr.to_str().unwrap(),
+    ]));
+    assert!(out.contains("sets HERDR_BIN_PATH itself"), "{out}");
+    let mcp: Value = serde_json::from_str(&h.read("proj/.mcp.json")).unwrap();
+    assert_eq!(
+        mcp,
+        json!({"mcpServers":{"herdr_link":{"type":"stdio","command":"/usr/bin/herdr-link","args":["mcp"]}}})
+    );
+    let settings: Value = serde_json::from_str(&h.read("proj/.claude/settings.json")).unwrap();
+    assert_eq!(
+        settings,
+        json!({"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"/usr/bin/herdr-link guard --host claude"}]}]}})
+    );
+    assert!(!h.home().join(".claude.json").exists());
+    assert!(h.backups().is_empty(), "new files need no backup");
+}
+
+#[test]
+fn malformed_config_is_an_error_and_nothing_is_written() {
+    let h = Home::new("malformed");
+    h.write("home/.claude/settings.json", "{\"model\": \"opus\",\n}\n");
+    let herdr = h.herdr("0.8.2");
+    let before = h.snapshot();
+    let out = h.setup(&["claude", "--herdr", herdr.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(".claude/settings.json is not valid JSON"),
+        "{err}"
+    );
+    assert!(err.contains("line 2"), "{err}");
+    assert_eq!(h.snapshot(), before, "a failed setup wrote something");
+
+    let h = Home::new("malformed-toml");
+    h.write("home/.codex/config.toml", "model = \"o4\"\n[mcp_servers\n");
+    let before = h.snapshot();
+    let out = h.setup(&["codex", "--herdr", herdr.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("config.toml is not valid TOML"));
+    assert_eq!(h.snapshot(), before);
+
+    let h = Home::new("misshapen");
+    h.write("home/.claude.json", "{\"mcpServers\": []}");
+    let out = h.setup(&["claude", "--herdr", herdr.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`mcpServers` is not a JSON object"));
+    assert!(!h.home().join(".claude/settings.json").exists());
+}
+
+const CODEX_CONFIG: &str = r#"# Codex settings
+model = "gpt-5" # default model
+approval_policy = "on-request"
+
+[mcp_servers.docs]
+command = "docs-mcp"
+args = ["--stdio"]
+
+[features]
+web_search = true
+"#;
+
+#[test]
+fn codex_keeps_comments_and_order_and_passes_the_herdr_variables() {
+    let h = Home::new("codex");
+    h.write("codex/config.toml", CODEX_CONFIG);
+    let herdr = h.herdr("0.8.1");
+    let herdr = herdr.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["codex", "--bin", "/usr/bin/herdr-link", "--herdr", herdr];
+        all.extend_from_slice(args);
+        Command::new(BIN)
+            .arg("setup")
+            .args(&all)
+            .env_clear()
+            .env("HOME", h.home())
+            .env("CODEX_HOME", h.root.join("codex"))
+            .output()
+            .unwrap()
+    };
+    ok(&run(&["--pass-env", "MY_VAR"]));
+    let config = h.read("codex/config.toml");
+    assert!(config.starts_with(
+        "# Codex settings\nmodel = \"gpt-5\" # default model\napproval_policy = \"on-request\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\nargs = [\"--stdio\"]\n"
+    ), "{config}");
+    assert!(
+        config.contains("[features]\nweb_search = true\nhooks = true\n"),
+        "{config}"
+    );
+    assert!(config.contains(&format!(
+        "[mcp_servers.herdr_link]\ncommand = \"/usr/bin/herdr-link\"\nargs = [\"mcp\"]\nenv_vars = [\"HERDR_ENV\", \"HERDR_PANE_ID\", \"HERDR_SOCKET_PATH\", \"HERDR_LINK_LOG\", \"HERDR_LINK_TIMEOUT_MS\", \"HERDR_LINK_START_TIMEOUT_MS\", \"MY_VAR\"]\nenv = {{ HERDR_BIN_PATH = \"{herdr}\" }}\n"
+    )), "{config}");
+    let hooks: Value = serde_json::from_str(&h.read("codex/hooks.json")).unwrap();
+    assert_eq!(
+        hooks,
+        json!({"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"/usr/bin/herdr-link guard --host codex"}]}]}})
+    );
+    assert_eq!(h.backups().len(), 1);
+
+    let first = h.snapshot();
+    let out = ok(&run(&["--pass-env", "MY_VAR"]));
+    assert_eq!(h.snapshot(), first, "second run changed files:\n{out}");
+
+    ok(&run(&["--uninstall"]));
+    assert_eq!(h.read("codex/config.toml"), CODEX_CONFIG);
+    assert_eq!(
+        serde_json::from_str::<Value>(&h.read("codex/hooks.json")).unwrap(),
+        json!({})
+    );
+}
+
+#[test]
+fn opencode_adds_the_server_and_the_guard_plugin() {
+    let h = Home::new("opencode");
+    let existing = r#"{
+  "$schema": "https://opencode.ai/config.json",
+  "theme": "tokyonight",
+  "mcp": {
+    "search": { "type": "remote", "url": "https://example.invalid/mcp" }
+  }
+}
+"#;
+    h.write("xdg/opencode/opencode.json", existing);
+    let herdr = h.herdr("0.8.0");
+    let run = |args: &[&str]| {
+        Command::new(BIN)
+            .arg("setup")
+            .arg("opencode")
+            .args([
+                "--bin",
+                "/usr/bin/herdr-link",
+                "--herdr",
+                herdr.to_str().unwrap(),
+            ])
+            .args(args)
+            .env_clear()
+            .env("HOME", h.home())
+            .env("XDG_CONFIG_HOME", h.root.join("xdg"))
+            .output()
+            .unwrap()
+    };
+    ok(&run(&[]));
+    let cfg: Value = serde_json::from_str(&h.read("xdg/opencode/opencode.json")).unwrap();
+    assert_eq!(keys(&cfg), ["$schema", "theme", "mcp"]);
+    assert_eq!(keys(&cfg["mcp"]), ["search", "herdr_link"]);
+    assert_eq!(
+        cfg["mcp"]["herdr_link"],
+        json!({"type":"local","command":["/usr/bin/herdr-link","mcp"],
+               "environment":{"HERDR_BIN_PATH":herdr.to_str().unwrap()}})
+    );
+    let plugin = h.read("xdg/opencode/plugins/herdr-link-guard.js");
+    assert!(plugin.contains("const HERDR_LINK = \"/usr/bin/herdr-link\"\n"));
+    assert!(plugin.contains("[\"guard\", \"--host\", \"opencode\"]"));
+    let first = h.snapshot();
+    ok(&run(&[]));
+    assert_eq!(h.snapshot(), first);
+
+    ok(&run(&["--uninstall"]));
+    assert!(!h
+        .root
+        .join("xdg/opencode/plugins/herdr-link-guard.js")
+        .exists());
+    assert_eq!(
+        serde_json::from_str::<Value>(&h.read("xdg/opencode/opencode.json")).unwrap(),
+        serde_json::from_str::<Value>(existing).unwrap()
+    );
+}
+
+#[test]
+fn pi_runs_pis_own_installer() {
+    let h = Home::new("pi");
+    let log = h.root.join("pi.log");
+    let pi = h.write(
+        "bin/pi",
+        &format!("#!/bin/sh\necho \"$PWD $*\" >> '{}'\n", log.display()),
+    );
+    fs::set_permissions(&pi, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::create_dir_all(h.root.join("pkg")).unwrap();
+    fs::create_dir_all(h.root.join("proj")).unwrap();
+    let root = h.root.display().to_string();
+
+    let out = ok(&h.setup(&["pi", "--package", "pkg", "--dry-run"]));
+    assert!(
+        out.contains(&format!("would run: {root}/bin/pi install {root}/pkg")),
+        "{out}"
+    );
+    assert!(!log.exists());
+    let out = ok(&h.setup(&["pi", "--package", "pkg"]));
+    assert!(
+        out.contains("HERDR_BIN_PATH"),
+        "the in-process export hint: {out}"
+    );
+    ok(&h.setup(&["pi", "--package", "pkg", "--project", "proj"]));
+    ok(&h.setup(&["pi", "--package", "pkg", "--uninstall"]));
+    assert_eq!(
+        fs::read_to_string(&log).unwrap(),
+        format!("{root} install {root}/pkg\n{root}/proj install -l {root}/pkg\n{root} remove {root}/pkg\n")
+    );
+    let out = h.setup(&["pi"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--package"));
+}
+
+#[test]
+fn usage_and_bad_arguments() {
+    let h = Home::new("usage");
+    let out = ok(&h.setup(&["--help"]));
+    assert!(out.starts_with("usage: herdr-link setup <claude|codex|opencode|pi>"));
+    for bad in [
+        &["vim"][..],
+        &[][..],
+        &["claude", "--project"][..],
+        &["claude", "--pass-env", "X"][..],
+        &["codex", "--pass-env", "A B"][..],
+        &["claude", "--frobnicate"][..],
+    ] {
+        let out = h.setup(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(!String::from_utf8_lossy(&out.stderr).is_empty());
+    }
+    let out = h.setup(&["claude", "--project", "missing-dir"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a directory"));
+}
