@@ -77,6 +77,15 @@ class DiscoveryOrder(unittest.TestCase):
         beside = touch(os.path.join(self.pkg, NAME))
         self.assertEqual(self.find({"HERDR_LINK_LIB": ""}), beside)
 
+    def test_bundled_library_next_to_the_package_before_cargo(self):
+        bundled = touch(os.path.join(self.pkg, _native.bundled_filename()))
+        cargo = os.path.join(self.tmp, "cargo-target")
+        touch(os.path.join(cargo, "release", NAME))
+        self.assertEqual(self.find({"CARGO_TARGET_DIR": cargo}), bundled)
+        # A library copied beside the package by hand wins over the bundled one.
+        beside = touch(os.path.join(self.pkg, NAME))
+        self.assertEqual(self.find({"CARGO_TARGET_DIR": cargo}), beside)
+
     def test_next_to_the_package_before_cargo(self):
         beside = touch(os.path.join(self.pkg, NAME))
         cargo = os.path.join(self.tmp, "cargo-target")
@@ -132,6 +141,7 @@ class DiscoveryOrder(unittest.TestCase):
             cm.exception.tried,
             [
                 os.path.join(self.pkg, NAME),
+                os.path.join(self.pkg, _native.bundled_filename()),
                 os.path.join(cargo, "release", NAME),
                 os.path.join(cargo, "debug", NAME),
             ],
@@ -145,8 +155,36 @@ class DiscoveryOrder(unittest.TestCase):
 
     def test_link_with_a_file_that_is_not_a_library(self):
         bogus = touch(os.path.join(self.tmp, "bogus", NAME))
-        with self.assertRaises(OSError):
+        with self.assertRaises(herdr_link.WrongLibraryError) as cm:
             herdr_link.Link(bogus)
+        self.assertEqual(cm.exception.path, bogus)
+        self.assertIn(f"{bogus} is not a loadable herdr-link library", str(cm.exception))
+        empty = os.path.join(self.tmp, "empty", NAME)
+        os.makedirs(os.path.dirname(empty))
+        open(empty, "wb").close()
+        with self.assertRaises(herdr_link.WrongLibraryError) as cm:
+            herdr_link.Link(empty)
+        self.assertIn(empty, str(cm.exception))
+
+    def test_link_with_another_shared_library(self):
+        # A real, loadable shared library that is not herdr-link: no bare AttributeError.
+        import _ctypes
+
+        other = _ctypes.__file__
+        with self.assertRaises(herdr_link.WrongLibraryError) as cm:
+            herdr_link.Link(other)
+        message = str(cm.exception)
+        self.assertIn(f"{other} is not the herdr-link library", message)
+        self.assertIn("hl_tool_call", message)
+        self.assertIsInstance(cm.exception, OSError)
+
+    def test_library_of_another_version(self):
+        with self.assertRaises(herdr_link.WrongLibraryError) as cm:
+            _native.Native(support.LIB_PATH, expected_version="9.9.9")
+        message = str(cm.exception)
+        self.assertIn(support.LIB_PATH, message)
+        self.assertIn(f"is herdr-link {support.crate_version()}", message)
+        self.assertIn("9.9.9", message)
 
 
 def run_python(code, env, cwd):
@@ -194,11 +232,29 @@ class RealLoading(unittest.TestCase):
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertEqual(out.stdout.split()[0], os.path.join(pkg, NAME))
 
+    def test_bundled_library_needs_no_environment(self):
+        """`pip install ./hosts/python` compiles the library into the package: no variable."""
+        if os.environ.get("HERDR_LINK_PY_EXPECT_INSTALLED") != "1":
+            self.skipTest("runs against the installed wheel (hosts/python/run-tests.sh)")
+        bundled = os.path.join(os.path.dirname(herdr_link.__file__), _native.bundled_filename())
+        self.assertTrue(os.path.isfile(bundled), f"the wheel did not bundle {bundled}")
+        out = run_python(self.PROBE, self.env, self.tmp)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.split(), [bundled, support.crate_version()])
+
     def test_cargo_target_dir(self):
+        # A copy of the installed package without the bundled library (which would come first).
+        pkg = os.path.join(self.tmp, "site", "herdr_link")
+        shutil.copytree(
+            os.path.dirname(herdr_link.__file__),
+            pkg,
+            ignore=shutil.ignore_patterns("libherdr_link*"),
+        )
         cargo = os.path.join(self.tmp, "cargo")
         os.makedirs(os.path.join(cargo, "release"))
         shutil.copy(support.LIB_PATH, os.path.join(cargo, "release", NAME))
-        env = dict(self.env, CARGO_TARGET_DIR=cargo)
+        path = [os.path.dirname(pkg)] + [p for p in [self.env.get("PYTHONPATH")] if p]
+        env = dict(self.env, CARGO_TARGET_DIR=cargo, PYTHONPATH=os.pathsep.join(path))
         out = run_python(self.PROBE, env, self.tmp)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertEqual(out.stdout.split()[0], os.path.join(cargo, "release", NAME))

@@ -31,7 +31,14 @@ import os
 import uuid
 from typing import Any, Dict, Mapping, Optional, Union
 
-from ._native import LIB_ENV, LibraryNotFoundError, Native, candidate_paths, find_library
+from ._native import (
+    LIB_ENV,
+    LibraryNotFoundError,
+    Native,
+    WrongLibraryError,
+    candidate_paths,
+    find_library,
+)
 
 __version__ = "0.1.0"
 
@@ -45,6 +52,7 @@ __all__ = [
     "Session",
     "Style",
     "Verdict",
+    "WrongLibraryError",
     "candidate_paths",
     "find_library",
 ]
@@ -265,7 +273,7 @@ class Link:
             resolved = os.path.abspath(os.fsdecode(os.fspath(path)))
             if not os.path.isfile(resolved):
                 raise LibraryNotFoundError(f"no library file at {resolved}", [resolved])
-        self._native = Native(resolved)
+        self._native = Native(resolved, expected_version=__version__)
 
     @property
     def path(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import sysconfig
 from typing import List, Mapping, Optional, Sequence
 
 LIB_ENV = "HERDR_LINK_LIB"
@@ -27,6 +28,28 @@ class LibraryNotFoundError(OSError):
         self.tried = list(tried)
 
 
+class WrongLibraryError(OSError):
+    """The file found is not a herdr-link library this package can use: not loadable, not
+    herdr-link (a C function is missing), or another version. ``path`` is the file."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+#: Every C function the package calls.
+FUNCTIONS = (
+    "hl_session_start",
+    "hl_session_end",
+    "hl_tool_call",
+    "hl_is_active",
+    "hl_bash_guard",
+    "hl_presentation",
+    "hl_free",
+    "hl_version",
+)
+
+
 def library_filename(platform: Optional[str] = None) -> str:
     """The library's file name on `platform` (default: this one)."""
     platform = sys.platform if platform is None else platform
@@ -35,6 +58,13 @@ def library_filename(platform: Optional[str] = None) -> str:
     if platform == "darwin":
         return "libherdr_link.dylib"
     return "libherdr_link.so"
+
+
+def bundled_filename() -> str:
+    """The name the wheel build gives the library it bundles inside the package (setuptools-rust
+    names it like an extension module: ``libherdr_link`` + ``EXT_SUFFIX``)."""
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    return "libherdr_link" + suffix
 
 
 def _is_repo_root(path: str) -> bool:
@@ -73,7 +103,8 @@ def candidate_paths(
     """Where the library is looked for, in order.
 
     1. ``$HERDR_LINK_LIB`` -- when it is set (and not empty), it is the only candidate;
-    2. next to the package (``herdr_link/<library file>``);
+    2. next to the package (``herdr_link/<library file>``), then the library the wheel bundles
+       (``herdr_link/libherdr_link<EXT_SUFFIX>``);
     3. ``$CARGO_TARGET_DIR/release``, then ``$CARGO_TARGET_DIR/debug``;
     4. ``target/release``, then ``target/debug`` of the herdr-link checkout that contains the
        package or the working directory.
@@ -88,6 +119,8 @@ def candidate_paths(
         return [os.path.join(cwd, explicit) if not os.path.isabs(explicit) else explicit]
 
     out = [os.path.join(package_dir, name)]
+    if filename is None:
+        out.append(os.path.join(package_dir, bundled_filename()))
     target = environ.get("CARGO_TARGET_DIR", "")
     if target:
         target = target if os.path.isabs(target) else os.path.join(cwd, target)
@@ -138,9 +171,22 @@ class Native:
     with ``hl_free``. (``c_char_p`` would copy the text and lose the pointer.)
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, expected_version: Optional[str] = None) -> None:
         self.path = path
-        lib = ctypes.CDLL(path)
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            raise WrongLibraryError(
+                f"{path} is not a loadable herdr-link library ({e}); rebuild it "
+                "(cargo build --release) or point HERDR_LINK_LIB at libherdr_link",
+                path,
+            ) from None
+        missing = [name for name in FUNCTIONS if not hasattr(lib, name)]
+        if missing:
+            raise WrongLibraryError(
+                f"{path} is not the herdr-link library: it has no {', '.join(missing)}",
+                path,
+            )
         self._lib = lib
 
         lib.hl_session_start.argtypes = [ctypes.c_char_p]
@@ -173,6 +219,16 @@ class Native:
         self.hl_presentation = lib.hl_presentation
         self.hl_free = lib.hl_free
         self.hl_version = lib.hl_version
+
+        if expected_version is not None:
+            raw = lib.hl_version()
+            found = raw.decode("utf-8", errors="replace") if raw else ""
+            if found != expected_version:
+                raise WrongLibraryError(
+                    f"{path} is herdr-link {found or '(no version)'}, but this herdr_link "
+                    f"package is {expected_version}: install matching versions",
+                    path,
+                )
 
     def take(self, address: Optional[int]) -> Optional[str]:
         """Copies the library string at `address`, releases it with ``hl_free``, returns it.
