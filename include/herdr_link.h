@@ -33,7 +33,8 @@ extern "C" {
 #endif // __cplusplus
 
 // Registers `session` (or resets it) as dormant and starts the self-identity bootstrap in the
-// background. Never blocks. NULL or invalid UTF-8 is ignored.
+// background. Never blocks. NULL, invalid UTF-8, an empty key or one longer than 1024 bytes is
+// ignored (never stored).
 //
 // # Safety
 // `session` is NULL or a valid NUL-terminated string.

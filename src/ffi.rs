@@ -53,7 +53,8 @@ fn internal_error() -> *mut c_char {
 }
 
 /// Registers `session` (or resets it) as dormant and starts the self-identity bootstrap in the
-/// background. Never blocks. NULL or invalid UTF-8 is ignored.
+/// background. Never blocks. NULL, invalid UTF-8, an empty key or one longer than 1024 bytes is
+/// ignored (never stored).
 ///
 /// # Safety
 /// `session` is NULL or a valid NUL-terminated string.
@@ -66,6 +67,9 @@ pub unsafe extern "C" fn hl_session_start(session: *const c_char) {
             let Ok(key) = (unsafe { text(session, "session") }) else {
                 return;
             };
+            if !crate::limits::session_key_ok(key) {
+                return;
+            }
             session::start(key);
             let _ = identity::bootstrap_in_background(key);
         },

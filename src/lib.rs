@@ -15,10 +15,12 @@ pub mod ffi;
 pub mod guard;
 pub mod herdr;
 pub mod identity;
+pub mod limits;
 pub mod oplog;
 pub mod ops;
 pub mod presentation;
 pub mod protocol;
+pub mod request;
 pub mod session;
 pub mod tools;
 

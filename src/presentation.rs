@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use crate::limits::{MAX_MESSAGE_CHARS, MAX_START_ARGS};
 use crate::protocol::{
     CONTRACT, GATEWAY, START_DESCRIPTION, TIER1, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START,
 };
@@ -112,8 +113,15 @@ fn string(description: &str) -> Value {
     json!({"type": "string", "description": description})
 }
 
+/// The send `message`: a string of at most [`MAX_MESSAGE_CHARS`] characters (PROTOCOL §8.1).
+fn message_property(description: &str) -> Value {
+    json!({"type": "string", "maxLength": MAX_MESSAGE_CHARS, "description": description})
+}
+
+/// Start `args`: strings, at most [`MAX_START_ARGS`] of them (PROTOCOL §8.1; their total length
+/// is checked by the library, as JSON Schema cannot state it).
 fn strings(description: &str) -> Value {
-    json!({"type": "array", "items": {"type": "string"}, "description": description})
+    json!({"type": "array", "items": {"type": "string"}, "maxItems": MAX_START_ARGS, "description": description})
 }
 
 fn start_properties() -> serde_json::Map<String, Value> {
@@ -166,7 +174,7 @@ fn send_tool() -> Tool {
             "type": "object",
             "properties": {
                 "to": string("Agent Name of the recipient; for a reply, the inbound message's \"from\"."),
-                "message": string("Message payload (text; may carry JSON or YAML).")
+                "message": message_property("Message payload (text; may carry JSON or YAML).")
             },
             "required": ["to", "message"]
         }),
@@ -246,7 +254,7 @@ fn dispatcher() -> Tool {
         }),
     );
     props.insert("to".into(), string("send: Agent Name of the recipient."));
-    props.insert("message".into(), string("send: message payload."));
+    props.insert("message".into(), message_property("send: message payload."));
     props.insert(
         "agent".into(),
         string("close: Agent Name whose pane to close."),

@@ -10,9 +10,11 @@ use serde_json::{json, Map, Value};
 use crate::env;
 use crate::error::{LinkError, Operation};
 use crate::herdr::Herdr;
+use crate::limits;
 use crate::oplog;
 use crate::ops;
 use crate::protocol::{CAPABILITIES, GATEWAY, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START};
+use crate::request;
 use crate::session;
 
 /// Why a call did not produce a result.
@@ -116,13 +118,15 @@ fn route(tool: &str, mut input: Map<String, Value>) -> Result<(Route, Option<Str
             Some(Value::String(a)) => a.clone(),
             Some(other) => {
                 return Err(CallError::InvalidRequest(format!(
-                    "gateway action must be a string, got {other}"
+                    "gateway action must be a string, got {}",
+                    limits::echo(&other.to_string())
                 )))
             }
         };
         let op = operation_of_action(&action).ok_or_else(|| {
             CallError::InvalidRequest(format!(
-                "unknown gateway action {action:?}; use start, peers, send or close, or omit action to activate"
+                "unknown gateway action {}; use start, peers, send or close, or omit action to activate",
+                limits::echo(&action)
             ))
         })?;
         let args = match input.remove("arguments") {
@@ -141,7 +145,8 @@ fn route(tool: &str, mut input: Map<String, Value>) -> Result<(Route, Option<Str
     }
     let op = operation_of(tool).ok_or_else(|| {
         CallError::InvalidRequest(format!(
-            "unknown tool {tool:?}; use herdr_link, herdr_link_start, herdr_link_peers, herdr_link_send or herdr_link_close"
+            "unknown tool {}; use herdr_link, herdr_link_start, herdr_link_peers, herdr_link_send or herdr_link_close",
+            limits::echo(tool)
         ))
     })?;
     Ok((Route::Run(op, input), None))
@@ -280,7 +285,51 @@ fn run(
     }
 }
 
+/// The fields a tool's input may use; any other input field is kept by name only (its value is
+/// never built). A new input field must be added here.
+const INPUT_FIELDS: [&str; 9] = [
+    "to",
+    "message",
+    "agent",
+    "name",
+    "with",
+    "cwd",
+    "config_agent",
+    "kind",
+    "args",
+];
+
+static ARGUMENTS_SHAPE: request::Shape = request::Shape {
+    values: &INPUT_FIELDS,
+    objects: &[],
+    keep_other_names: true,
+};
+
+static INPUT_SHAPE: request::Shape = request::Shape {
+    values: &[
+        "action",
+        "to",
+        "message",
+        "agent",
+        "name",
+        "with",
+        "cwd",
+        "config_agent",
+        "kind",
+        "args",
+    ],
+    objects: &[("arguments", &ARGUMENTS_SHAPE)],
+    keep_other_names: true,
+};
+
+static REQUEST_SHAPE: request::Shape = request::Shape {
+    values: &["session", "tool", "context_dir"],
+    objects: &[("input", &INPUT_SHAPE)],
+    keep_other_names: false,
+};
+
 /// The C ABI request `{"session","tool","input","context_dir"}` as text in, response JSON out.
+/// The text is bounded (PROTOCOL.md §8.1) and parsed without building unknown fields.
 pub fn call_json(request: &str) -> Value {
     match parse_request(request) {
         Ok((session, tool, input, dir)) => call(&session, &tool, input, dir.as_deref()).to_json(),
@@ -295,20 +344,24 @@ pub fn call_json(request: &str) -> Value {
 
 type Parsed = (String, String, Map<String, Value>, Option<PathBuf>);
 
+/// The `session` of a parsed request: a non-empty string of at most the documented length.
+fn session_of(obj: &Map<String, Value>) -> Result<String, String> {
+    obj.get("session")
+        .and_then(Value::as_str)
+        .filter(|s| limits::session_key_ok(s))
+        .map(str::to_string)
+        .ok_or_else(|| {
+            format!(
+                "`session` must be a non-empty string of at most {} bytes",
+                limits::MAX_SESSION_KEY_BYTES
+            )
+        })
+}
+
 fn parse_request(request: &str) -> Result<Parsed, CallError> {
     let bad = |m: &str| CallError::InvalidRequest(m.to_string());
-    let value: Value =
-        serde_json::from_str(request).map_err(|e| bad(&format!("request is not JSON: {e}")))?;
-    let mut value = value;
-    let obj = value
-        .as_object_mut()
-        .ok_or_else(|| bad("request must be a JSON object"))?;
-    let session = obj
-        .get("session")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| bad("`session` must be a non-empty string"))?
-        .to_string();
+    let mut obj = request::parse(request, &REQUEST_SHAPE).map_err(|r| bad(&r.to_string()))?;
+    let session = session_of(&obj).map_err(|m| bad(&m))?;
     let tool = obj
         .get("tool")
         .and_then(Value::as_str)
@@ -337,16 +390,14 @@ fn parse_request(request: &str) -> Result<Parsed, CallError> {
 /// The `hl_presentation` request `{"session","style","view"?}` as text in, document out.
 pub fn presentation_json(request: &str) -> Value {
     use crate::presentation::{document, Style, View};
+    static SHAPE: request::Shape = request::Shape {
+        values: &["session", "style", "view"],
+        objects: &[],
+        keep_other_names: false,
+    };
     let parsed = (|| {
-        let value: Value =
-            serde_json::from_str(request).map_err(|e| format!("request is not JSON: {e}"))?;
-        let obj = value.as_object().ok_or("request must be a JSON object")?;
-        let session = obj
-            .get("session")
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .ok_or("`session` must be a non-empty string")?
-            .to_string();
+        let obj = request::parse(request, &SHAPE).map_err(|r| r.to_string())?;
+        let session = session_of(&obj)?;
         let style = obj
             .get("style")
             .and_then(Value::as_str)

@@ -22,7 +22,8 @@ use process::{Exit, RunError};
 pub struct CallTrace {
     /// The argv after the executable.
     pub argv: Vec<String>,
-    /// `exit=N`, `signal=N`, `timeout`, `spawn-failed`, `too-large` or `io-error`.
+    /// `exit=N`, `signal=N`, `timeout`, `spawn-failed`, `args-too-long`, `too-large` or
+    /// `io-error`.
     pub outcome: String,
     /// Wall time of the call.
     pub duration: Duration,
@@ -33,6 +34,9 @@ pub struct CallTrace {
 pub enum CliFailure {
     /// Spawn failure, timeout, oversized or non-JSON output, or any other transport problem.
     Transport(String),
+    /// The kernel refused the call's argv as too long (`E2BIG`): Herdr was never reached and
+    /// is not at fault, so the operation's own code applies (never NOT_IN_HERDR).
+    ArgsTooLong(String),
     /// Herdr answered with a structured error.
     Rejected {
         /// Herdr's error code (e.g. `agent_not_found`).
@@ -51,14 +55,15 @@ impl CliFailure {
     /// The internal detail for logs.
     pub fn detail(&self) -> String {
         match self {
-            CliFailure::Transport(d) => d.clone(),
+            CliFailure::Transport(d) | CliFailure::ArgsTooLong(d) => d.clone(),
             CliFailure::Rejected { code, message } if message.is_empty() => code.clone(),
             CliFailure::Rejected { code, message } => format!("{code}: {message}"),
         }
     }
 
     /// The common classification: transport failures and `not_in_herdr` are NOT_IN_HERDR,
-    /// `agent_not_found` is PEER_NOT_FOUND, anything else gets the operation's `fallback` code.
+    /// `agent_not_found` is PEER_NOT_FOUND, anything else (an argv too long for the kernel
+    /// included) gets the operation's `fallback` code.
     pub fn classify(self, fallback: impl FnOnce(String) -> LinkError) -> LinkError {
         match &self {
             CliFailure::Transport(_) => LinkError::NotInHerdr(self.detail()),
@@ -203,6 +208,7 @@ impl Herdr {
                 Exit::Signal(s) => format!("signal={s}"),
             },
             Err(RunError::Spawn(_)) => "spawn-failed".into(),
+            Err(RunError::ArgsTooLong(_)) => "args-too-long".into(),
             Err(RunError::Timeout(_)) => "timeout".into(),
             Err(RunError::TooLarge) => "too-large".into(),
             Err(RunError::Io(_)) => "io-error".into(),
@@ -212,8 +218,13 @@ impl Herdr {
             outcome,
             duration: started.elapsed(),
         });
-        let finished = result
-            .map_err(|e| CliFailure::Transport(format!("herdr {}: {e}", args[..2].join(" "))))?;
+        let finished = result.map_err(|e| {
+            let detail = format!("herdr {}: {e}", args[..2].join(" "));
+            match e {
+                RunError::ArgsTooLong(_) => CliFailure::ArgsTooLong(detail),
+                _ => CliFailure::Transport(detail),
+            }
+        })?;
         interpret(finished, args)
     }
 }
@@ -352,5 +363,11 @@ mod tests {
             message: "m".into(),
         };
         assert_eq!(o.classify(LinkError::SendFailed).code(), "SEND_FAILED");
+        let long = || CliFailure::ArgsTooLong("herdr agent prompt: argument list too long".into());
+        assert_eq!(long().classify(LinkError::SendFailed).code(), "SEND_FAILED");
+        assert_eq!(
+            long().classify(LinkError::StartFailed).code(),
+            "START_FAILED"
+        );
     }
 }

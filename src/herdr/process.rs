@@ -38,6 +38,9 @@ pub enum RunError {
     /// The executable could not be started (missing, not executable, ...).
     #[error("spawn failed: {0}")]
     Spawn(std::io::Error),
+    /// The kernel refused the argv as too long (`E2BIG`): the executable was never started.
+    #[error("spawn failed, argument list too long ({0} bytes of arguments)")]
+    ArgsTooLong(usize),
     /// The time limit passed; the process group was killed and reaped.
     #[error("timed out after {0:?}")]
     Timeout(Duration),
@@ -59,7 +62,10 @@ pub fn run(program: &str, args: &[&str], limit: Duration) -> Result<Finished, Ru
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
-        .map_err(RunError::Spawn)?;
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::E2BIG) => RunError::ArgsTooLong(args.iter().map(|a| a.len() + 1).sum()),
+            _ => RunError::Spawn(e),
+        })?;
     match collect(&mut child, deadline) {
         Ok((stdout, stderr)) => match wait_until(&mut child, deadline) {
             Ok(Some(status)) => Ok(Finished {
@@ -299,6 +305,16 @@ mod tests {
             run("/nonexistent/herdr", &[], Duration::from_secs(1)),
             Err(RunError::Spawn(_))
         ));
+    }
+
+    #[test]
+    fn argv_too_long_is_its_own_failure() {
+        let huge = "x".repeat(200 * 1024);
+        let r = run("/bin/true", &[&huge], Duration::from_secs(5));
+        assert!(
+            matches!(r, Err(RunError::ArgsTooLong(n)) if n > 200 * 1024),
+            "{r:?}"
+        );
     }
 
     #[test]

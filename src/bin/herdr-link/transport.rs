@@ -33,9 +33,9 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{watch, Mutex};
 
-/// The longest line accepted; a longer one is discarded up to its newline and answered with
-/// `-32600`.
-pub const MAX_LINE: usize = 16 * 1024 * 1024;
+/// The longest line accepted (the documented request limit, 1 MiB); a longer one is discarded
+/// up to its newline and answered with `-32600`.
+pub const MAX_LINE: usize = herdr_link::limits::MAX_REQUEST_BYTES;
 
 /// What became of one input line.
 #[derive(Debug)]
@@ -229,6 +229,13 @@ fn is_mistyped_standard(request: &ClientRequest) -> bool {
     matches!(request, ClientRequest::CustomRequest(c) if STANDARD_METHODS.contains(&c.method.as_str()))
 }
 
+/// Only a request's `id`, for refusing a request too large to build.
+static ID_ONLY: herdr_link::request::Shape = herdr_link::request::Shape {
+    values: &["id"],
+    objects: &[],
+    keep_other_names: false,
+};
+
 /// Decides what one input line (without its newline) means. `initialized` says whether an
 /// `initialize` request has already been delivered.
 fn classify(raw: &[u8], initialized: bool) -> Line {
@@ -236,6 +243,19 @@ fn classify(raw: &[u8], initialized: bool) -> Line {
     let raw = raw.trim_ascii();
     if raw.is_empty() {
         return Line::Drop;
+    }
+    if herdr_link::request::holds_more_values_than(raw, herdr_link::limits::MAX_VALUES) {
+        // Building it (twice: a value, then rmcp's message) would cost memory out of all
+        // proportion; refuse it with the id read cheaply (nothing else is built).
+        let id = std::str::from_utf8(raw)
+            .ok()
+            .and_then(|t| herdr_link::request::parse(t, &ID_ONLY).ok())
+            .and_then(|m| m.get("id").and_then(request_id));
+        return Line::Reply(error_frame(
+            id.as_ref(),
+            -32600,
+            "Invalid Request: more JSON values than the server accepts in one request",
+        ));
     }
     let value: Value = match serde_json::from_slice(raw) {
         Ok(v) => v,

@@ -183,7 +183,26 @@ fn parse_variant(at: &str, v: &Value) -> Result<Variant, String> {
             .ok_or_else(|| format!("{at}.args must contain only strings"))?,
         Some(_) => return Err(format!("{at}.args must be an array of strings")),
     };
+    if let Some(why) = args_too_large(&args) {
+        return Err(format!("{at}.args: {why}"));
+    }
     Ok(Variant { kind, args })
+}
+
+/// Why `args` break the documented size limit (too many entries, or too many characters
+/// together), if they do: such an argv could not be handed to Herdr.
+pub fn args_too_large(args: &[String]) -> Option<String> {
+    use crate::limits::{MAX_START_ARGS, MAX_START_ARGS_CHARS};
+    if args.len() > MAX_START_ARGS {
+        return Some(format!(
+            "{} entries, more than the limit of {MAX_START_ARGS}",
+            args.len()
+        ));
+    }
+    let chars: usize = args.iter().map(|a| a.chars().count()).sum();
+    (chars > MAX_START_ARGS_CHARS).then(|| {
+        format!("{chars} characters together, more than the limit of {MAX_START_ARGS_CHARS}")
+    })
 }
 
 #[cfg(test)]
@@ -239,6 +258,9 @@ mod tests {
         )
         .contains("variants[0].kind"));
         assert!(err(r#"{"agents":{"a":{"placement":{"mode":"new_tab"},"variants":[{"kind":"pi","args":[1]}]}}}"#).contains("args"));
+        let big = serde_json::json!({"agents":{"a":{"placement":{"mode":"new_tab"},
+            "variants":[{"kind":"pi","args":["x".repeat(crate::limits::MAX_START_ARGS_CHARS + 1)]}]}}});
+        assert!(err(&big.to_string()).contains("limit of 16384"));
         assert!(err(r#"{"agents":{"a":{"placement":{"mode":"new_tab"},"variants":[{"kind":"pi","model":"x"}]}}}"#).contains("\"model\""));
         assert!(err(r#"{"agents":{"a":{"placement":{"mode":"new_tab"},"extra":1,"variants":[{"kind":"pi"}]}}}"#).contains("\"extra\""));
     }

@@ -47,7 +47,7 @@ pub enum Mode {
 /// Checks the model's input (behaviour doc §5.2) before anything else happens.
 pub fn validate(input: &Map<String, Value>) -> Result<StartInput, LinkError> {
     if let Some(k) = input.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(invalid(format!("unknown field {k:?}")));
+        return Err(invalid(format!("unknown field {}", crate::limits::echo(k))));
     }
     let name = input
         .get("name")
@@ -100,6 +100,9 @@ pub fn validate(input: &Map<String, Value>) -> Result<StartInput, LinkError> {
                     .collect::<Option<Vec<_>>>()
             })
             .ok_or_else(|| invalid("args must be an array of strings"))?;
+        if let Some(why) = config::args_too_large(&args) {
+            return Err(invalid(format!("args: {why}")));
+        }
         if with.is_some() && cwd.is_some() {
             return Err(invalid("with cannot be combined with cwd"));
         }
