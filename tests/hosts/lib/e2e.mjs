@@ -45,19 +45,19 @@ export function jsonOf(output) {
 
 /**
  * Runs `route` with the scripted model playing `goals`. Options: `world` (sandbox → world JSON),
- * `guard` (also wire the host's guard hook), `sandbox`, `overrides`, `ids` (to share another
+ * `sandbox`, `overrides`, `ids` (to share another
  * run's world), `prompt`. Returns {sb, model, result, steps, requests}. The caller must call `done()` (tears everything down and checks that no
  * process of the run survived).
  */
 export async function runRoute(route, goals, opts = {}) {
-  const { world, prompt = "Use Herdr: talk to the worker agent.", guard = false } = opts
+  const { world, prompt = "Use Herdr: talk to the worker agent." } = opts
   const sb = opts.sandbox ?? new Sandbox(route.name)
   Object.assign(sb.overrides, opts.overrides ?? {})
   // `world: null` runs in another run's world (`ids` gives its ids).
   if (world === null) sb.ids = opts.ids()
   else sb.world(world ? world(sb) : standardWorld(sb, route.agentKind))
   const model = await startModel(playGoals(goals, route.naming))
-  const host = route.setup(sb, model, { guard })
+  const host = route.setup(sb, model)
   const result = await sb.run(host.cmd, host.args(prompt), { env: host.env, timeoutMs: RUN_LIMIT_MS })
   const steps = trace(model.requests, goals, route.naming)
   const run = {

@@ -32,12 +32,20 @@ export function pluginBundle() {
   return p
 }
 
-// Test only: the fake Herdr's state file and the operator log.
-const TEST_VARS = ["HERDR_FAKE_STATE", "HERDR_LINK_LOG"]
 
-/** The guard hook (`herdr-link guard`) for a host's PreToolUse hooks, on Bash calls. */
-function bashHook(host) {
-  return { PreToolUse: [{ matcher: "Bash", hooks: [{ type: "command", command: `${LINK_BIN} guard --host ${host}` }] }] }
+/**
+ * `herdr-link setup <host> [args]` in the sandbox, as a user runs it: writes the MCP registration
+ * and the guard hook into the host's config (docs/setup.md). Returns its stdout.
+ */
+export function setup(sb, host, args = [], env = {}) {
+  const r = spawnSync(LINK_BIN, ["setup", host, ...args], { cwd: sb.project, env: sb.env(env), encoding: "utf8" })
+  assert.equal(r.status, 0, `herdr-link setup ${host} failed (${r.status}):\n${r.stdout}\n${r.stderr}`)
+  return r.stdout
+}
+
+/** The docs' registration (binary substituted) must be what setup wrote. */
+function assertDocMatches(doc, written, what) {
+  assert.deepEqual(written, doc, `${what}: setup wrote something else than the docs show`)
 }
 
 export const claude = {
@@ -45,18 +53,15 @@ export const claude = {
   agentKind: "claude",
   naming: { prefix: "mcp__herdr_link__" },
   shellTool: "Bash",
-  setup(sb, model, { guard = false } = {}) {
-    // the wiring from docs/mcp.md, passed with --mcp-config / --settings
-    const mcp = sb.file("claude/mcp.json", withBinary(fencedBlock("docs/mcp.md", "Claude Code", "json", 0)))
-    const settingsJson = JSON.parse(fencedBlock("docs/mcp.md", "Claude Code", "json", 1))
-    if (guard) settingsJson.hooks = bashHook("claude")
-    const settings = sb.file("claude/settings.json", JSON.stringify(settingsJson, null, 2))
+  setup(sb, model) {
+    setup(sb, "claude")
+    const written = JSON.parse(readFileSync(join(sb.home, ".claude.json"), "utf8")).mcpServers.herdr_link
+    const doc = JSON.parse(withBinary(fencedBlock("docs/mcp.md", "Claude Code", "json", 0))).mcpServers.herdr_link
+    assertDocMatches(doc, written, "Claude Code's mcpServers.herdr_link")
     return {
       cmd: bin("@anthropic-ai/claude-code/bin/claude.exe"),
       args: (prompt) => [
         "-p", prompt,
-        "--mcp-config", mcp, "--strict-mcp-config",
-        "--settings", settings,
         "--allowedTools", "Bash,mcp__herdr_link",
         "--output-format", "stream-json", "--verbose",
         "--model", "claude-sonnet-4-5",
@@ -78,11 +83,9 @@ export const codex = {
   agentKind: "codex",
   naming: { prefix: "", namespace: "mcp__herdr_link" },
   shellTool: "exec_command",
-  setup(sb, model, { guard = false } = {}) {
+  setup(sb, model) {
     const home = join(sb.root, "codex-home")
-    if (guard) sb.file("codex-home/hooks.json", JSON.stringify({ hooks: bashHook("codex") }, null, 2))
-    const list = (xs) => xs.map((x) => JSON.stringify(x)).join(", ")
-    sb.file("codex-home/config.toml", `# test only: the scripted model, no updates, no analytics, no network plugins
+    sb.file("codex-home/config.toml", `# test only: the scripted model, no updates, no analytics, no network plugins (setup adds the rest)
 model = "gpt-5"
 model_provider = "fake"
 approval_policy = "never"
@@ -99,14 +102,21 @@ wire_api = "responses"
 enabled = false
 
 [features]
-hooks = true
 plugins = false
 remote_plugin = false
 apps = false
 in_app_updates = false
-
-# the wiring from docs/mcp.md (plus the fake Herdr's test-only variables)
-${withBinary(fencedBlock("docs/mcp.md", "Codex", "toml")).replace(/^(env_vars = \[.*)\]$/m, `$1, ${list(TEST_VARS)}]`)}`)
+`)
+    // then what a user runs (plus the fake Herdr's state for the server)
+    setup(sb, "codex", ["--pass-env", "HERDR_FAKE_STATE"], { CODEX_HOME: home })
+    const written = readFileSync(join(home, "config.toml"), "utf8")
+    const doc = withBinary(fencedBlock("docs/mcp.md", "Codex", "toml"))
+    const field = (text, key) => new RegExp(`^${key} = (.*)$`, "m").exec(text.slice(text.indexOf("[mcp_servers.herdr_link]")))?.[1]
+    for (const key of ["command", "args"]) assertDocMatches(field(doc, key), field(written, key), `Codex's ${key}`)
+    const vars = (text) => JSON.parse(field(text, "env_vars") ?? "[]")
+    const missing = vars(doc).filter((v) => !vars(written).includes(v))
+    assert.deepEqual(missing, [], "Codex's env_vars: the docs list variables setup does not pass")
+    assert.match(written, /^hooks = true$/m, "setup did not turn Codex hooks on")
     return {
       cmd: bin(".bin/codex"),
       args: (prompt) => ["exec", "--skip-git-repo-check", "--json", "--dangerously-bypass-hook-trust", prompt],
@@ -150,7 +160,7 @@ function opencodeRoute(name, { plugin }) {
     agentKind: "opencode",
     naming: { prefix: plugin ? "" : "herdr_link_" },
     shellTool: "bash",
-    setup(sb, model, { guard = false } = {}) {
+    setup(sb, model) {
       const config = {
         $schema: "https://opencode.ai/config.json",
         // test only: the scripted model and offline switches
@@ -169,9 +179,11 @@ function opencodeRoute(name, { plugin }) {
         small_model: "fake/scripted",
       }
       if (!plugin) {
-        // the MCP wiring from hosts/opencode/README.md
-        config.mcp = JSON.parse(withBinary(fencedBlock("hosts/opencode/README.md", "The MCP route", "json"))).mcp
-        assert.ok(config.mcp?.herdr_link, "the README's MCP snippet registers no herdr_link")
+        // what a user runs: the MCP registration and the guard plugin in ~/.config/opencode
+        setup(sb, "opencode")
+        const written = JSON.parse(readFileSync(join(sb.xdg.config, "opencode", "opencode.json"), "utf8")).mcp
+        const doc = JSON.parse(withBinary(fencedBlock("hosts/opencode/README.md", "The MCP route", "json"))).mcp
+        assertDocMatches(doc, written, "OpenCode's mcp.herdr_link")
       } else {
         // the plugin install from hosts/opencode/README.md, for one project
         const plugins = join(sb.project, ".opencode", "plugins")

@@ -100,8 +100,10 @@ export class Sandbox {
       HERDR_BIN_PATH: FAKE_BIN,
       HERDR_PANE_ID: "w1:p1",
       HERDR_SOCKET_PATH: join(this.root, "herdr", "herdr.sock"),
-      // Test only: where the fake Herdr keeps its world.
+      // Test only: where the fake Herdr keeps its world, and the Herdr it plays (the current one,
+      // which sets HERDR_BIN_PATH itself, so setup pins nothing).
       HERDR_FAKE_STATE: this.state,
+      HERDR_FAKE_VERSION: "0.8.2",
       HERDR_LINK_LOG: join(this.root, "herdr-link.log"),
       HERDR_E2E_MARKER: this.marker,
       ...extra,
