@@ -1,11 +1,22 @@
 //! The environment gate (PROTOCOL §6.1) and the driver's settings, read fresh on every call.
+//!
+//! Also what an operator needs when either goes wrong: [`bin_path_hint`] when the gate is closed
+//! only because Herdr before 0.8.2 does not set `HERDR_BIN_PATH` in panes, and
+//! [`invalid_settings`] for `HERDR_LINK_*` values that cannot be used (each is also written once
+//! to the operator log, naming the default used instead). Neither ever reaches the model.
 
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// Default limit for one Herdr CLI call.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default limit for `agent start`: longer than Herdr's own 30 s startup deadline.
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(45);
+
+/// The longest part of an invalid value quoted back to the operator.
+const MAX_QUOTED_CHARS: usize = 40;
 
 /// What a Herdr pane gives its processes; present only when the gate is open.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,10 +27,13 @@ pub struct HerdrEnv {
     pub pane_id: String,
 }
 
+fn var(key: &str) -> Option<String> {
+    std::env::var(key).ok().filter(|v| !v.is_empty())
+}
+
 /// The gate: `HERDR_ENV=1` and non-empty `HERDR_BIN_PATH` and `HERDR_PANE_ID`, or nothing.
 /// `HERDR_WORKSPACE_ID` / `HERDR_TAB_ID` are never read: they go stale when a pane moves.
 pub fn gate() -> Option<HerdrEnv> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     if var("HERDR_ENV").as_deref() != Some("1") {
         return None;
     }
@@ -29,18 +43,180 @@ pub fn gate() -> Option<HerdrEnv> {
     })
 }
 
-fn millis(key: &str) -> Option<Duration> {
-    let v = std::env::var(key).ok()?;
-    let ms: u64 = v.trim().parse().ok()?;
-    (ms > 0).then(|| Duration::from_millis(ms))
+/// The first executable `herdr` on `PATH`, as an absolute path (symlinks are not followed, so
+/// the path survives upgrades that move the real binary).
+pub fn herdr_on_path() -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let cwd = std::env::current_dir().ok();
+    std::env::split_paths(&std::env::var_os("PATH")?).find_map(|dir| {
+        let dir = if dir.is_absolute() {
+            dir
+        } else {
+            cwd.as_ref()?.join(dir)
+        };
+        let candidate = dir.join("herdr");
+        let meta = std::fs::metadata(&candidate).ok()?;
+        (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then_some(candidate)
+    })
+}
+
+/// `path` as one shell word.
+fn shell_word(path: &Path) -> String {
+    let s = path.to_string_lossy();
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%,".contains(&b))
+    {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+/// The operator hint for the one closed gate that has a one-line fix: `HERDR_ENV=1` and
+/// `HERDR_PANE_ID` are set but `HERDR_BIN_PATH` is not (Herdr before 0.8.2 sets no
+/// `HERDR_BIN_PATH` in panes). Names the `herdr` found on `PATH` in the exact `export` to run.
+/// `None` when the gate is open or closed for another reason. The gate itself is unchanged.
+pub fn bin_path_hint() -> Option<String> {
+    if var("HERDR_ENV").as_deref() != Some("1")
+        || var("HERDR_PANE_ID").is_none()
+        || var("HERDR_BIN_PATH").is_some()
+    {
+        return None;
+    }
+    let fix = match herdr_on_path() {
+        Some(p) => format!("export HERDR_BIN_PATH={}", shell_word(&p)),
+        None => "no `herdr` was found on PATH; export HERDR_BIN_PATH=/absolute/path/to/herdr"
+            .to_string(),
+    };
+    Some(format!(
+        "the Herdr Link gate is closed: HERDR_ENV=1 and HERDR_PANE_ID are set but HERDR_BIN_PATH \
+         is not, so no Link tools are offered here. Herdr before 0.8.2 does not set \
+         HERDR_BIN_PATH in panes (0.8.2 and later set it themselves). Fix: {fix}"
+    ))
+}
+
+/// A `HERDR_LINK_*` variable whose value cannot be used; the default is used instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidSetting {
+    /// The variable.
+    pub key: &'static str,
+    /// Its value (whole; [`InvalidSetting::message`] quotes a short prefix).
+    pub value: String,
+    /// What is used instead, e.g. `10000 ms`.
+    pub default: String,
+}
+
+impl InvalidSetting {
+    /// One line for the operator: the variable, (a prefix of) its value, what it must be, and the
+    /// default used.
+    pub fn message(&self) -> String {
+        let shown: String = self.value.chars().take(MAX_QUOTED_CHARS).collect();
+        let more = if self.value.chars().count() > MAX_QUOTED_CHARS {
+            "…"
+        } else {
+            ""
+        };
+        format!(
+            "{}={shown:?}{more} is not a whole number of milliseconds above 0; the default {} is used",
+            self.key, self.default
+        )
+    }
+}
+
+/// The millisecond settings: variable and default.
+const MILLIS: [(&str, Duration); 2] = [
+    ("HERDR_LINK_TIMEOUT_MS", DEFAULT_TIMEOUT),
+    ("HERDR_LINK_START_TIMEOUT_MS", DEFAULT_START_TIMEOUT),
+];
+
+/// `Ok(None)` when unset or empty, `Err` when set to something unusable.
+fn parse_millis(key: &'static str, default: Duration) -> Result<Option<Duration>, InvalidSetting> {
+    let Some(v) = std::env::var_os(key).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let text = v.to_string_lossy().into_owned();
+    match text.trim().parse::<u64>() {
+        Ok(ms) if ms > 0 => Ok(Some(Duration::from_millis(ms))),
+        _ => Err(InvalidSetting {
+            key,
+            value: text,
+            default: format!("{} ms", default.as_millis()),
+        }),
+    }
+}
+
+/// Every `HERDR_LINK_*` setting whose current value cannot be used (for `herdr-link doctor`).
+/// Pure: writes nothing.
+pub fn invalid_settings() -> Vec<InvalidSetting> {
+    MILLIS
+        .iter()
+        .filter_map(|(k, d)| parse_millis(k, *d).err())
+        .collect()
+}
+
+/// Writes an invalid setting to the operator log, once per process for each variable and value.
+fn report_once(bad: &InvalidSetting) {
+    static SEEN: Mutex<Option<HashSet<(&'static str, String)>>> = Mutex::new(None);
+    let first = {
+        let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+        seen.get_or_insert_with(HashSet::new)
+            .insert((bad.key, bad.value.clone()))
+    };
+    if first {
+        crate::oplog::note("settings", "INVALID_SETTING", &bad.message());
+    }
+}
+
+fn millis(key: &'static str, default: Duration) -> Duration {
+    match parse_millis(key, default) {
+        Ok(v) => v.unwrap_or(default),
+        Err(bad) => {
+            report_once(&bad);
+            default
+        }
+    }
 }
 
 /// The limit for ordinary calls: `HERDR_LINK_TIMEOUT_MS`, else 10 s.
 pub fn call_timeout() -> Duration {
-    millis("HERDR_LINK_TIMEOUT_MS").unwrap_or(DEFAULT_TIMEOUT)
+    millis(MILLIS[0].0, MILLIS[0].1)
 }
 
 /// The limit for `agent start`: `HERDR_LINK_START_TIMEOUT_MS`, else 45 s.
 pub fn start_timeout() -> Duration {
-    millis("HERDR_LINK_START_TIMEOUT_MS").unwrap_or(DEFAULT_START_TIMEOUT)
+    millis(MILLIS[1].0, MILLIS[1].1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(
+            shell_word(Path::new("/home/u/.local/bin/herdr")),
+            "/home/u/.local/bin/herdr"
+        );
+        assert_eq!(shell_word(Path::new("/a b/herdr")), "'/a b/herdr'");
+        assert_eq!(shell_word(Path::new("/it's/herdr")), r"'/it'\''s/herdr'");
+    }
+
+    #[test]
+    fn invalid_values_name_the_default_and_quote_a_short_prefix() {
+        let bad = InvalidSetting {
+            key: "HERDR_LINK_TIMEOUT_MS",
+            value: "abc".into(),
+            default: "10000 ms".into(),
+        };
+        assert_eq!(
+            bad.message(),
+            "HERDR_LINK_TIMEOUT_MS=\"abc\" is not a whole number of milliseconds above 0; the default 10000 ms is used"
+        );
+        let long = InvalidSetting {
+            value: "9".repeat(10_000),
+            ..bad
+        };
+        assert!(long.message().len() < 200, "{}", long.message());
+    }
 }

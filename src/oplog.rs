@@ -126,3 +126,18 @@ pub fn record(entry: &Entry<'_>) {
         }
     }
 }
+
+/// Appends a line that is not an operation — an invalid `HERDR_LINK_*` setting, the MCP server's
+/// start-up hint — in the same shape: `tool` names its source (`settings`, `mcp`), `code` what
+/// it is, `detail` the text; `session` is empty and `calls` is empty.
+pub fn note(source: &str, code: &str, detail: &str) {
+    record(&Entry {
+        session: "",
+        tool: source,
+        action: None,
+        calls: &[],
+        code,
+        detail,
+        elapsed: Duration::ZERO,
+    });
+}

@@ -1,5 +1,7 @@
-//! `herdr-link doctor` against the fake Herdr: one PASS/FAIL line per check, exit 0 or 1, and
-//! read-only (only `--version`, `agent get`, `agent list`).
+//! `herdr-link doctor` against the fake Herdr: one PASS/FAIL/SKIP line per check, exit 1 only
+//! when a check failed, and read-only (only `--version`, `agent get`, `agent list`; never the
+//! operator log). Also the start-up hint `herdr-link mcp` gives when only HERDR_BIN_PATH is
+//! missing.
 
 #[path = "mcp/harness.rs"]
 mod harness;
@@ -18,6 +20,8 @@ fn doctor(env: &[(String, String)], args: &[&str]) -> (i32, Vec<String>) {
         "HERDR_SOCKET_PATH",
         "HERDR_LINK_LOG",
         "HERDR_PLUGIN_CONTEXT_JSON",
+        "HERDR_LINK_TIMEOUT_MS",
+        "HERDR_LINK_START_TIMEOUT_MS",
     ] {
         cmd.env_remove(k);
     }
@@ -64,6 +68,7 @@ fn healthy_pane_passes_every_check() {
         "agent name",
         "peers",
         "operator log",
+        "settings",
     ] {
         assert!(line(&lines, check).starts_with("PASS "), "{lines:#?}");
     }
@@ -77,7 +82,12 @@ fn healthy_pane_passes_every_check() {
     );
     assert!(line(&lines, "operator log").contains(&log.display().to_string()));
     assert!(!log.exists(), "doctor must not create the log");
-    assert_eq!(lines.len(), 7, "six checks and a summary: {lines:#?}");
+    assert!(line(&lines, "settings").contains("call limit 10000 ms, start limit 45000 ms"));
+    assert_eq!(lines.len(), 8, "seven checks and a summary: {lines:#?}");
+    assert_eq!(
+        lines.last().unwrap(),
+        "herdr-link doctor: all 7 checks passed"
+    );
     assert_read_only(&w);
 }
 
@@ -105,8 +115,15 @@ fn outside_herdr_fails_with_exit_1() {
         "{env}"
     );
     assert!(line(&lines, "herdr binary").starts_with("FAIL "));
+    // What cannot run is skipped, not failed.
+    for check in ["self record", "agent name", "peers"] {
+        assert!(line(&lines, check).starts_with("SKIP "), "{lines:#?}");
+    }
     assert!(line(&lines, "operator log").starts_with("PASS "));
-    assert!(lines.last().unwrap().contains("failed"));
+    assert_eq!(
+        lines.last().unwrap(),
+        "herdr-link doctor: 2 failed, 3 skipped, 2 passed"
+    );
 }
 
 #[test]
@@ -119,13 +136,20 @@ fn broken_binary_and_unknown_pane_fail() {
     assert_eq!(code, 1);
     assert!(line(&lines, "environment").starts_with("PASS "));
     assert!(line(&lines, "herdr binary").starts_with("FAIL "));
-    assert!(line(&lines, "self record").starts_with("FAIL "));
+    assert!(line(&lines, "self record").starts_with("SKIP "));
+    assert!(line(&lines, "agent name").starts_with("SKIP "));
 
     let (code, lines) = doctor(&w.inside(), &["--pane", "w1:p9"]);
     assert_eq!(code, 1);
     assert!(
         line(&lines, "self record").starts_with("FAIL "),
         "{lines:#?}"
+    );
+    assert!(line(&lines, "agent name").starts_with("SKIP "));
+    assert!(line(&lines, "peers").starts_with("SKIP "));
+    assert_eq!(
+        lines.last().unwrap(),
+        "herdr-link doctor: 1 failed, 2 skipped, 4 passed"
     );
 
     let (code, lines) = doctor(&w.inside(), &["--pane", "w2:p1"]);
@@ -136,20 +160,261 @@ fn broken_binary_and_unknown_pane_fail() {
     assert_read_only(&w);
 }
 
-#[test]
-fn plugin_context_names_the_pane_when_herdr_pane_id_is_absent() {
-    let w = World::new(WORLD);
+/// The environment of a Herdr plugin action invoked for `focused` (the action gets
+/// HERDR_BIN_PATH; the context names the pane).
+fn plugin_env(w: &World, context: &str) -> Vec<(String, String)> {
     let mut env = w.inside();
-    env.retain(|(k, _)| k != "HERDR_PANE_ID");
-    env.push((
-        "HERDR_PLUGIN_CONTEXT_JSON".into(),
-        r#"{"workspace_id":"w1","focused_pane_id":"w1:p2"}"#.into(),
-    ));
-    let (code, lines) = doctor(&env, &[]);
-    // The gate itself is closed (no HERDR_PANE_ID), but the focused pane is diagnosed.
-    assert_eq!(code, 1);
-    assert!(line(&lines, "environment").starts_with("FAIL "));
+    env.retain(|(k, _)| k != "HERDR_PANE_ID" && k != "HERDR_ENV");
+    env.push(("HERDR_PLUGIN_CONTEXT_JSON".into(), context.into()));
+    env
+}
+
+#[test]
+fn plugin_action_diagnoses_the_focused_pane() {
+    let w = World::new(WORLD);
+    let (code, lines) = doctor(
+        &plugin_env(
+            &w,
+            r#"{"workspace_id":"w1","focused_pane_id":"w1:p2","tab_id":"w1:t1"}"#,
+        ),
+        &[],
+    );
+    assert_eq!(code, 0, "{lines:#?}");
+    // The agents' own gate is not visible from a plugin action: skipped, not failed.
+    assert!(
+        line(&lines, "environment").starts_with("SKIP "),
+        "{lines:#?}"
+    );
+    let ctx = line(&lines, "plugin context");
+    assert!(
+        ctx.starts_with("PASS ") && ctx.contains("w1:p2") && ctx.contains("w1"),
+        "{ctx}"
+    );
+    assert!(
+        line(&lines, "self record").contains("pane w1:p2"),
+        "{lines:#?}"
+    );
     assert!(line(&lines, "agent name").ends_with("worker"), "{lines:#?}");
+    assert!(line(&lines, "peers").contains("brain"), "{lines:#?}");
+    assert_read_only(&w);
+
+    // The context's pane wins over an inherited HERDR_PANE_ID; --pane wins over both.
+    let mut env = plugin_env(&w, r#"{"workspace_id":"w1","focused_pane_id":"w1:p2"}"#);
+    env.push(("HERDR_PANE_ID".into(), "w1:p1".into()));
+    let (_, lines) = doctor(&env, &[]);
+    assert!(line(&lines, "agent name").ends_with("worker"), "{lines:#?}");
+    let (_, lines) = doctor(&env, &["--pane", "w2:p1"]);
+    assert!(
+        line(&lines, "agent name").ends_with("stranger"),
+        "{lines:#?}"
+    );
+
+    // A context that names no pane, or is not JSON, fails that check.
+    let (code, lines) = doctor(&plugin_env(&w, r#"{"workspace_id":"w1"}"#), &[]);
+    assert_eq!(code, 1);
+    assert!(
+        line(&lines, "plugin context").starts_with("FAIL "),
+        "{lines:#?}"
+    );
+    assert!(
+        line(&lines, "self record").starts_with("SKIP "),
+        "{lines:#?}"
+    );
+    let (code, lines) = doctor(&plugin_env(&w, "not json"), &[]);
+    assert_eq!(code, 1);
+    assert!(line(&lines, "plugin context").contains("not a JSON object"));
+}
+
+/// A directory holding a `herdr` (a copy of the fake) to put on PATH.
+fn path_with_herdr(w: &World, dir: &str) -> std::path::PathBuf {
+    let d = w.dir.join(dir);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::copy(fake_bin(), d.join("herdr")).unwrap();
+    d
+}
+
+/// Inside a pane of a Herdr that sets no HERDR_BIN_PATH (before 0.8.2).
+fn without_bin_path(w: &World, path: &str) -> Vec<(String, String)> {
+    let mut env = w.inside();
+    env.retain(|(k, _)| k != "HERDR_BIN_PATH");
+    env.push(("PATH".into(), path.into()));
+    env
+}
+
+#[test]
+fn missing_bin_path_alone_gets_the_exact_fix() {
+    let w = World::new(WORLD);
+    let dir = path_with_herdr(&w, "bin");
+    let path = format!("/nonexistent:{}:/usr/bin:/bin", dir.display());
+    let (code, lines) = doctor(&without_bin_path(&w, &path), &[]);
+    assert_eq!(code, 1, "{lines:#?}");
+    let env = line(&lines, "environment");
+    assert!(env.starts_with("FAIL "), "{env}");
+    assert!(
+        env.contains(&format!(
+            "Fix: export HERDR_BIN_PATH={}/herdr",
+            dir.display()
+        )),
+        "{env}"
+    );
+    assert!(env.contains("HERDR_ENV=1 and HERDR_PANE_ID are set but HERDR_BIN_PATH is not"));
+    assert!(env.contains("0.8.2 and later set it themselves"), "{env}");
+    // Everything else is checked with the herdr found on PATH, and passes.
+    let bin = line(&lines, "herdr binary");
+    assert!(
+        bin.starts_with("PASS ") && bin.contains(&dir.display().to_string()),
+        "{bin}"
+    );
+    assert!(bin.contains("before 0.8.2"), "0.8.0 gets the note: {bin}");
+    assert!(line(&lines, "agent name").ends_with("brain"));
+    assert_eq!(
+        lines.last().unwrap(),
+        "herdr-link doctor: 1 failed, 0 skipped, 6 passed"
+    );
+
+    // No herdr on PATH: the fix names a placeholder.
+    let (code, lines) = doctor(&without_bin_path(&w, "/nonexistent"), &[]);
+    assert_eq!(code, 1);
+    let env = line(&lines, "environment");
+    assert!(env.contains("no `herdr` was found on PATH"), "{env}");
+    assert!(line(&lines, "herdr binary").starts_with("FAIL "));
+
+    // Other closed gates keep the generic message.
+    let mut env = without_bin_path(&w, &path);
+    env.retain(|(k, _)| k != "HERDR_PANE_ID");
+    let (_, lines) = doctor(&env, &[]);
+    let e = line(&lines, "environment");
+    assert!(
+        e.contains("missing HERDR_BIN_PATH, HERDR_PANE_ID") && !e.contains("export"),
+        "{e}"
+    );
+}
+
+#[test]
+fn herdr_0_8_2_needs_no_note() {
+    let w = World::new(&WORLD.replacen('{', r#"{"config":{"version":"0.8.2"},"#, 1));
+    let (code, lines) = doctor(&w.inside(), &[]);
+    assert_eq!(code, 0, "{lines:#?}");
+    let bin = line(&lines, "herdr binary");
+    assert!(bin.ends_with("reports herdr 0.8.2"), "{bin}");
+}
+
+#[test]
+fn invalid_settings_fail_and_name_the_default() {
+    let w = World::new(WORLD);
+    let log = w.dir.join("oplog.jsonl");
+    let mut env = w.inside();
+    env.push(("HERDR_LINK_TIMEOUT_MS".into(), "abc".into()));
+    env.push(("HERDR_LINK_START_TIMEOUT_MS".into(), "0".into()));
+    env.push(("HERDR_LINK_LOG".into(), log.display().to_string()));
+    let (code, lines) = doctor(&env, &[]);
+    assert_eq!(code, 1, "{lines:#?}");
+    let s = line(&lines, "settings");
+    assert!(s.starts_with("FAIL "), "{s}");
+    assert!(
+        s.contains("HERDR_LINK_TIMEOUT_MS=\"abc\" is not a whole number of milliseconds above 0; the default 10000 ms is used"),
+        "{s}"
+    );
+    assert!(s.contains("HERDR_LINK_START_TIMEOUT_MS=\"0\""), "{s}");
+    assert!(s.contains("the default 45000 ms is used"), "{s}");
+    // The defaults are used: the rest of the diagnosis works, and nothing was logged.
+    assert!(line(&lines, "self record").starts_with("PASS "));
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(!log.exists(), "doctor never writes the operator log");
+}
+
+/// `herdr-link mcp` with stdin closed after 300 ms (time for the operator log's background
+/// writer); returns (exit code, stderr).
+fn mcp_until_eof(env: &[(String, String)]) -> (i32, String) {
+    let mut cmd = Command::new(link_bin());
+    cmd.arg("mcp")
+        .current_dir(std::env::temp_dir())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for k in [
+        "HERDR_ENV",
+        "HERDR_BIN_PATH",
+        "HERDR_PANE_ID",
+        "HERDR_SOCKET_PATH",
+        "HERDR_LINK_LOG",
+        "HERDR_LINK_TIMEOUT_MS",
+        "HERDR_LINK_START_TIMEOUT_MS",
+    ] {
+        cmd.env_remove(k);
+    }
+    cmd.envs(env.iter().map(|(k, v)| (k, v)));
+    let mut child = cmd.spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn read_log(path: &std::path::Path, lines: usize) -> Vec<serde_json::Value> {
+    for _ in 0..100 {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.lines().count() >= lines {
+            return text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("fewer than {lines} lines in {}", path.display());
+}
+
+#[test]
+fn mcp_gives_the_hint_once_on_stderr_and_in_the_log() {
+    let w = World::new(WORLD);
+    let dir = path_with_herdr(&w, "bin");
+    let log = w.dir.join("oplog.jsonl");
+    let mut env = without_bin_path(&w, &format!("{}:/usr/bin:/bin", dir.display()));
+    env.push(("HERDR_LINK_LOG".into(), log.display().to_string()));
+    let (code, stderr) = mcp_until_eof(&env);
+    assert_eq!(code, 0, "{stderr}");
+    let fix = format!("export HERDR_BIN_PATH={}/herdr", dir.display());
+    assert_eq!(stderr.matches(&fix).count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("herdr-link mcp: the Herdr Link gate is closed"),
+        "{stderr}"
+    );
+    let lines = read_log(&log, 1);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert_eq!(lines[0]["tool"], "mcp");
+    assert!(lines[0]["detail"].as_str().unwrap().contains(&fix));
+    // The gate stays closed: the server made no Herdr call.
+    assert!(w.argv().is_empty(), "{:?}", w.argv());
+
+    // Gate open, or outside Herdr altogether: no hint.
+    let (_, stderr) = mcp_until_eof(&w.inside());
+    assert!(!stderr.contains("HERDR_BIN_PATH"), "{stderr}");
+    let (_, stderr) = mcp_until_eof(&[("PATH".into(), format!("{}", dir.display()))]);
+    assert!(!stderr.contains("HERDR_BIN_PATH"), "{stderr}");
+}
+
+#[test]
+fn invalid_setting_is_logged_once_with_its_default() {
+    let w = World::new(WORLD);
+    let log = w.dir.join("oplog.jsonl");
+    let mut env = w.inside();
+    env.push(("HERDR_LINK_TIMEOUT_MS".into(), "abc".into()));
+    env.push(("HERDR_LINK_LOG".into(), log.display().to_string()));
+    // The server's start-up bootstrap and its drain limit both read the settings.
+    let (code, stderr) = mcp_until_eof(&env);
+    assert_eq!(code, 0, "{stderr}");
+    let lines = read_log(&log, 1);
+    let settings: Vec<_> = lines.iter().filter(|l| l["tool"] == "settings").collect();
+    assert_eq!(settings.len(), 1, "{lines:#?}");
+    assert_eq!(settings[0]["code"], "INVALID_SETTING");
+    assert_eq!(
+        settings[0]["detail"],
+        "HERDR_LINK_TIMEOUT_MS=\"abc\" is not a whole number of milliseconds above 0; the default 10000 ms is used"
+    );
 }
 
 #[test]
@@ -183,4 +448,49 @@ fn plugin_manifest_runs_doctor_and_matches_the_crate_version() {
     assert!(text.contains(
         r#"command = ["cargo", "build", "--release", "--locked", "--bin", "herdr-link"]"#
     ));
+}
+
+#[test]
+fn min_herdr_version_matches_the_supported_versions_table() {
+    let read =
+        |p: &str| std::fs::read_to_string(format!("{}/{p}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let manifest = read("herdr-plugin.toml");
+    let min = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("min_herdr_version = "))
+        .expect("min_herdr_version")
+        .trim_matches('"')
+        .to_string();
+    let readme = read("README.md");
+    let section = readme
+        .split("## Supported Herdr versions")
+        .nth(1)
+        .expect("README has a Supported Herdr versions section");
+    let section = section.split("\n## ").next().unwrap();
+    let rows: Vec<(&str, &str)> = section
+        .lines()
+        .filter_map(|l| {
+            let mut cells = l.split('|').map(str::trim).skip(1);
+            Some((cells.next()?, cells.next()?))
+        })
+        .filter(|(v, _)| v.starts_with("0.") || *v == "older")
+        .collect();
+    let versions: Vec<&str> = rows.iter().map(|r| r.0).collect();
+    assert_eq!(versions, ["0.8.2", "0.8.1", "0.8.0", "older"], "{rows:?}");
+    // The oldest row that works is the manifest's minimum; older ones do not work.
+    let oldest_working = rows
+        .iter()
+        .rev()
+        .find(|r| r.1.starts_with("yes"))
+        .unwrap()
+        .0;
+    assert_eq!(oldest_working, min);
+    assert_eq!(rows.last().unwrap().1, "no");
+    assert!(section.contains(&format!(
+        "`min_herdr_version` in [`herdr-plugin.toml`](herdr-plugin.toml) is {min}"
+    )));
+    // Every version the fake Herdr plays is in the table.
+    for v in ["0.8.0", "0.8.2"] {
+        assert!(versions.contains(&v));
+    }
 }

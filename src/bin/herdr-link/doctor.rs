@@ -1,28 +1,40 @@
-//! `herdr-link doctor`: a read-only diagnosis for operators. One `PASS`/`FAIL` line per check;
-//! the exit code is 0 when every check passes, else 1.
+//! `herdr-link doctor`: a read-only diagnosis for operators. One `PASS`/`FAIL`/`SKIP` line per
+//! check (`SKIP` when a check cannot run because an earlier one failed or does not apply); the
+//! exit code is 1 when any check failed, else 0.
 //!
-//! It runs only `herdr --version`, `agent get <pane>` and `agent list`, never renames or
-//! prompts anything, and (being for operators, not models) shows pane and workspace ids.
+//! It runs only `herdr --version`, `agent get <pane>` and `agent list`, never renames or prompts
+//! anything, never writes the operator log, and (being for operators, not models) shows pane
+//! and workspace ids. Run as a Herdr plugin action (`HERDR_PLUGIN_CONTEXT_JSON` set), it
+//! diagnoses the pane the action was invoked for.
 
 use std::ffi::CString;
 use std::io::Write;
 use std::path::Path;
 
-use herdr_link::env::HerdrEnv;
+use herdr_link::env::{self, HerdrEnv};
 use herdr_link::herdr::records::{self, AgentRecord};
 use herdr_link::herdr::Herdr;
+use serde_json::Value;
+
+/// How a check ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Pass,
+    Fail,
+    Skip,
+}
 
 /// One check's outcome.
 struct Check {
     name: &'static str,
-    ok: bool,
+    status: Status,
     detail: String,
 }
 
 fn pass(name: &'static str, detail: impl Into<String>) -> Check {
     Check {
         name,
-        ok: true,
+        status: Status::Pass,
         detail: detail.into(),
     }
 }
@@ -30,7 +42,15 @@ fn pass(name: &'static str, detail: impl Into<String>) -> Check {
 fn fail(name: &'static str, detail: impl Into<String>) -> Check {
     Check {
         name,
-        ok: false,
+        status: Status::Fail,
+        detail: detail.into(),
+    }
+}
+
+fn skip(name: &'static str, detail: impl Into<String>) -> Check {
+    Check {
+        name,
+        status: Status::Skip,
         detail: detail.into(),
     }
 }
@@ -39,17 +59,41 @@ fn var(key: &str) -> Option<String> {
     std::env::var(key).ok().filter(|v| !v.is_empty())
 }
 
-/// The pane a plugin action was invoked for (`focused_pane_id` of
-/// `HERDR_PLUGIN_CONTEXT_JSON`), if any.
-fn plugin_focused_pane() -> Option<String> {
-    let ctx: serde_json::Value = serde_json::from_str(&var("HERDR_PLUGIN_CONTEXT_JSON")?).ok()?;
-    ctx.get("focused_pane_id")?
-        .as_str()
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
+/// What a plugin action was invoked for (`HERDR_PLUGIN_CONTEXT_JSON`).
+struct PluginContext {
+    workspace_id: Option<String>,
+    focused_pane_id: Option<String>,
 }
 
-fn environment() -> Check {
+/// The plugin context, if doctor runs as a Herdr plugin action: `Some(Err)` when the variable
+/// is set but is not a JSON object.
+fn plugin_context() -> Option<Result<PluginContext, String>> {
+    let text = var("HERDR_PLUGIN_CONTEXT_JSON")?;
+    let field = |v: &Value, k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    Some(match serde_json::from_str::<Value>(&text) {
+        Ok(v) if v.is_object() => Ok(PluginContext {
+            workspace_id: field(&v, "workspace_id"),
+            focused_pane_id: field(&v, "focused_pane_id"),
+        }),
+        _ => Err("HERDR_PLUGIN_CONTEXT_JSON is not a JSON object".to_string()),
+    })
+}
+
+fn environment(plugin: bool) -> Check {
+    if plugin {
+        return skip(
+            "environment",
+            "run as a Herdr plugin action: the agents' own environment is not visible from here (run `herdr-link doctor` in the agent's pane to check its gate)",
+        );
+    }
+    if let Some(hint) = env::bin_path_hint() {
+        return fail("environment", hint);
+    }
     let mut missing = Vec::new();
     if var("HERDR_ENV").as_deref() != Some("1") {
         missing.push("HERDR_ENV=1");
@@ -86,24 +130,74 @@ fn environment() -> Check {
     }
 }
 
-fn binary(herdr: &Herdr, bin: &str) -> Check {
-    match herdr.version() {
-        Ok(v) => pass("herdr binary", format!("{bin} runs and reports {v}")),
-        Err(e) => fail(
-            "herdr binary",
-            format!("{bin} does not run: {}", e.detail()),
-        ),
+fn plugin_check(ctx: &Result<PluginContext, String>, pane: Option<&str>) -> Check {
+    match ctx {
+        Err(e) => fail("plugin context", e.clone()),
+        Ok(c) => {
+            let ws = c
+                .workspace_id
+                .as_deref()
+                .map(|w| format!(" in workspace {w}"))
+                .unwrap_or_default();
+            match (&c.focused_pane_id, pane) {
+                (Some(p), _) => pass(
+                    "plugin context",
+                    format!("invoked for focused pane {p}{ws}"),
+                ),
+                (None, Some(p)) => pass(
+                    "plugin context",
+                    format!("no focused_pane_id{ws}; diagnosing pane {p}"),
+                ),
+                (None, None) => fail(
+                    "plugin context",
+                    format!("no focused_pane_id{ws}: no pane to diagnose (pass --pane)"),
+                ),
+            }
+        }
     }
 }
 
-fn log_target() -> Check {
-    let Some(path) = var("HERDR_LINK_LOG") else {
+/// `herdr X.Y.Z[-...]` -> (X, Y, Z).
+fn parse_version(line: &str) -> Option<(u64, u64, u64)> {
+    let v = line.split_whitespace().nth(1)?;
+    let core = v.split(['-', '+']).next()?;
+    let mut it = core.split('.').map(|n| n.parse::<u64>().ok());
+    Some((it.next()??, it.next()??, it.next()??))
+}
+
+fn binary(herdr: &Herdr, bin: &str) -> Check {
+    let line = match herdr.version() {
+        Ok(v) => v,
+        Err(e) => {
+            return fail(
+                "herdr binary",
+                format!("{bin} does not run: {}", e.detail()),
+            )
+        }
+    };
+    match parse_version(&line) {
+        Some(v) if v < (0, 8, 0) => fail(
+            "herdr binary",
+            format!("{bin} reports {line}: older than 0.8.0, the oldest Herdr herdr-link supports"),
+        ),
+        Some(v) if v < (0, 8, 2) => pass(
+            "herdr binary",
+            format!(
+                "{bin} runs and reports {line} (before 0.8.2 Herdr sets no HERDR_BIN_PATH in panes: agents there need it exported; see the README's supported versions)"
+            ),
+        ),
+        _ => pass("herdr binary", format!("{bin} runs and reports {line}")),
+    }
+}
+
+fn log_target(log: Option<&str>) -> Check {
+    let Some(path) = log else {
         return pass(
             "operator log",
             "HERDR_LINK_LOG is not set: no operator log (internal error details are discarded)",
         );
     };
-    let p = Path::new(&path);
+    let p = Path::new(path);
     let target = if p.exists() {
         if !p.is_file() {
             return fail(
@@ -149,38 +243,63 @@ fn writable(path: &Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
+/// Invalid `HERDR_LINK_*` values fail (each naming the default used instead).
+fn settings() -> Check {
+    let bad = env::invalid_settings();
+    if bad.is_empty() {
+        pass(
+            "settings",
+            format!(
+                "call limit {} ms, start limit {} ms",
+                env::call_timeout().as_millis(),
+                env::start_timeout().as_millis()
+            ),
+        )
+    } else {
+        fail(
+            "settings",
+            bad.iter()
+                .map(|b| b.message())
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
+    }
+}
+
 /// The checks that need the caller's live record: self, its Agent Name, its peers.
 fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
+    let dependents = |why: &str| {
+        vec![
+            skip("agent name", format!("skipped: {why}")),
+            skip("peers", format!("skipped: {why}")),
+        ]
+    };
     let Some(pane) = pane else {
-        let why = "no pane to diagnose: HERDR_PANE_ID is not set (or pass --pane)";
-        return vec![
-            fail("self record", why),
-            fail("agent name", "skipped: no self record"),
-            fail("peers", "skipped: no self record"),
-        ];
+        let mut v = vec![skip(
+            "self record",
+            "skipped: no pane to diagnose (HERDR_PANE_ID is not set; pass --pane)",
+        )];
+        v.extend(dependents("no pane to diagnose"));
+        return v;
     };
     let record = match herdr.agent_get(pane) {
         Ok(v) => AgentRecord::from_response(&v),
         Err(e) => {
-            return vec![
-                fail(
-                    "self record",
-                    format!("agent get {pane} failed: {}", e.detail()),
-                ),
-                fail("agent name", "skipped: no self record"),
-                fail("peers", "skipped: no self record"),
-            ]
+            let mut v = vec![fail(
+                "self record",
+                format!("agent get {pane} failed: {}", e.detail()),
+            )];
+            v.extend(dependents("no self record"));
+            return v;
         }
     };
     let Some(record) = record else {
-        return vec![
-            fail(
-                "self record",
-                format!("agent get {pane} returned no agent record"),
-            ),
-            fail("agent name", "skipped: no self record"),
-            fail("peers", "skipped: no self record"),
-        ];
+        let mut v = vec![fail(
+            "self record",
+            format!("agent get {pane} returned no agent record"),
+        )];
+        v.extend(dependents("no self record"));
+        return v;
     };
     let workspace = record.workspace_id.clone().unwrap_or_default();
     let mut checks = Vec::new();
@@ -213,9 +332,12 @@ fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
         ),
         None => fail("agent name", "no name, and the occupant is not live"),
     });
+    if workspace.is_empty() {
+        checks.push(skip("peers", "skipped: no self workspace"));
+        return checks;
+    }
     checks.push(match herdr.agent_list() {
         Err(e) => fail("peers", format!("agent list failed: {}", e.detail())),
-        Ok(_) if workspace.is_empty() => fail("peers", "skipped: no self workspace"),
         Ok(v) => {
             let mut seen = Vec::new();
             let peers: Vec<String> = records::agent_list(&v)
@@ -253,48 +375,86 @@ fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
     checks
 }
 
-/// Runs every check for `pane` (default: `HERDR_PANE_ID`, then the plugin context's focused
-/// pane), prints one line each, and returns the exit code.
+/// For `herdr-link mcp` at start: when the gate is closed only by a missing `HERDR_BIN_PATH`,
+/// the same hint doctor gives, once on stderr and once in the operator log (never to the model:
+/// the server stays dormant, exactly as the gate says).
+pub fn mcp_startup_hint() {
+    if let Some(hint) = env::bin_path_hint() {
+        eprintln!("herdr-link mcp: {hint}");
+        herdr_link::oplog::note("mcp", "NOT_IN_HERDR", &hint);
+    }
+}
+
+/// Runs every check for `pane` (default: the plugin context's focused pane, then
+/// `HERDR_PANE_ID`), prints one line each, and returns the exit code.
 pub fn run(pane: Option<String>) -> i32 {
-    let mut checks = vec![environment()];
-    let bin = var("HERDR_BIN_PATH").unwrap_or_else(|| "herdr".to_string());
-    let pane = pane
-        .or_else(|| var("HERDR_PANE_ID"))
-        .or_else(plugin_focused_pane);
+    // Doctor is read-only, the operator log included: take the variable out of this process's
+    // environment (nothing else runs yet) so no library path can append to it.
+    let log = var("HERDR_LINK_LOG");
+    std::env::remove_var("HERDR_LINK_LOG");
+
+    let plugin = plugin_context();
+    let plugin_pane = match &plugin {
+        Some(Ok(c)) => c.focused_pane_id.clone(),
+        _ => None,
+    };
+    let pane = pane.or(plugin_pane).or_else(|| var("HERDR_PANE_ID"));
+    let mut checks = vec![environment(plugin.is_some())];
+    if let Some(ctx) = &plugin {
+        checks.push(plugin_check(ctx, pane.as_deref()));
+    }
+    let bin = var("HERDR_BIN_PATH")
+        .or_else(|| env::herdr_on_path().map(|p| p.display().to_string()))
+        .unwrap_or_else(|| "herdr".to_string());
     let herdr = Herdr::new(&HerdrEnv {
         bin: bin.clone(),
         pane_id: pane.clone().unwrap_or_default(),
     });
     let runs = binary(&herdr, &bin);
-    let bin_ok = runs.ok;
+    let bin_ok = runs.status == Status::Pass;
     checks.push(runs);
     if bin_ok {
         checks.extend(identity_checks(&herdr, pane.as_deref()));
     } else {
         for name in ["self record", "agent name", "peers"] {
-            checks.push(fail(name, "skipped: the herdr binary does not run"));
+            checks.push(skip(name, "skipped: the herdr binary does not run"));
         }
     }
-    checks.push(log_target());
-    let failed = checks.iter().filter(|c| !c.ok).count();
+    checks.push(log_target(log.as_deref()));
+    checks.push(settings());
+    let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
+    let (failed, skipped) = (count(Status::Fail), count(Status::Skip));
     let mut out = std::io::stdout().lock();
     for c in &checks {
-        let _ = writeln!(
-            out,
-            "{} {}: {}",
-            if c.ok { "PASS" } else { "FAIL" },
-            c.name,
-            c.detail
-        );
+        let tag = match c.status {
+            Status::Pass => "PASS",
+            Status::Fail => "FAIL",
+            Status::Skip => "SKIP",
+        };
+        let _ = writeln!(out, "{tag} {}: {}", c.name, c.detail);
     }
-    let _ = if failed == 0 {
+    let _ = if failed == 0 && skipped == 0 {
         writeln!(out, "herdr-link doctor: all {} checks passed", checks.len())
     } else {
         writeln!(
             out,
-            "herdr-link doctor: {failed} of {} checks failed",
-            checks.len()
+            "herdr-link doctor: {failed} failed, {skipped} skipped, {} passed",
+            checks.len() - failed - skipped
         )
     };
     i32::from(failed > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_version;
+
+    #[test]
+    fn versions_parse() {
+        assert_eq!(parse_version("herdr 0.8.0"), Some((0, 8, 0)));
+        assert_eq!(parse_version("herdr 0.8.2-preview.7"), Some((0, 8, 2)));
+        assert_eq!(parse_version("herdr 0.10.1"), Some((0, 10, 1)));
+        assert_eq!(parse_version("herdr"), None);
+        assert_eq!(parse_version("herdr x.y.z"), None);
+    }
 }

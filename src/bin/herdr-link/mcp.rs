@@ -140,6 +140,7 @@ impl ServerHandler for LinkServer {
 
 /// Serves MCP on stdin/stdout until EOF; returns the process exit code.
 pub fn run(context_dir: PathBuf) -> i32 {
+    crate::doctor::mcp_startup_hint();
     let bootstrap = identity::bootstrap_in_background(SESSION);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_io()
