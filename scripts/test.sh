@@ -35,6 +35,9 @@ bash scripts/fresh-clone-check.sh
 step "demo"
 cargo run --quiet --example two_agents >/dev/null
 
+step "playground: the docs' examples answer in the simulated Herdr world"
+bash scripts/playground.sh bash tests/playground/check.sh
+
 # The C host's valgrind run: 10,000 mixed library calls, zero bytes definitely/indirectly lost.
 export LEAK_CALLS="${LEAK_CALLS:-10000}"
 for host in hosts/c hosts/python hosts/opencode hosts/pi; do
