@@ -454,6 +454,10 @@ fn pi_runs_pis_own_installer() {
     let out = h.setup(&["pi"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--package"));
+    h.write("herdr-link-pi-0.1.0.tgz", "");
+    let out = h.setup(&["pi", "--package", "herdr-link-pi-0.1.0.tgz"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unpack the tarball"));
 }
 
 #[test]

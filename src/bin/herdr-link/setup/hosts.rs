@@ -357,8 +357,17 @@ fn pi(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         .as_deref()
         .ok_or("pi needs --package PATH: the Pi package (a directory or an npm pack tarball)")?;
     let package = super::absolute(package)?;
-    if !package.exists() {
-        return Err(format!("--package {} does not exist", package.display()));
+    if !package.is_dir() {
+        let hint = if package.to_string_lossy().ends_with(".tgz") {
+            " (unpack the tarball where it can stay, then pass the directory: Pi loads a \
+             local package in place)"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "--package {} is not a package directory{hint}",
+            package.display()
+        ));
     }
     let pi =
         o.pi.clone()

@@ -27,7 +27,8 @@ nothing).
   opencode   mcp.herdr_link in $XDG_CONFIG_HOME/opencode/opencode.json and the guard plugin
              plugins/herdr-link-guard.js beside it; with --project DIR: DIR/opencode.json and
              DIR/.opencode/plugins/
-  pi         runs `pi install <package>` (the Pi extension, which carries the guard itself);
+  pi         runs `pi install <package>` (the Pi extension, which carries the guard itself;
+             the package directory from hosts/pi/pack.sh);
              with --project DIR: `pi install -l` in DIR
 
 options:
