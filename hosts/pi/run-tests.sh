@@ -42,4 +42,27 @@ echo "run-tests.sh: using node $(node --version) ($(command -v node))"
 
 npm ci --no-audit --no-fund --loglevel=error
 
+# The packaged extension (pack.sh: extension + bundled koffi + library), for the test that
+# installs it with no checkout and no HERDR_LINK_LIB.
+case "$(uname -s)" in
+  Darwin) libname=libherdr_link.dylib ;;
+  *) libname=libherdr_link.so ;;
+esac
+pack_lib="${HERDR_LINK_LIB:-}"
+if [ -z "$pack_lib" ]; then
+  for candidate in ../../target/release/$libname ../../target/debug/$libname; do
+    if [ -f "$candidate" ]; then pack_lib="$candidate"; break; fi
+  done
+fi
+if [ -z "$pack_lib" ] || [ ! -f "$pack_lib" ]; then
+  echo "run-tests.sh: no herdr-link library to pack (set HERDR_LINK_LIB or cargo build --release)" >&2
+  exit 1
+fi
+pack_dir="$(mktemp -d "${TMPDIR:-/tmp}/herdr-link-pi-pack.XXXXXX")"
+trap 'rm -rf "$pack_dir"' EXIT
+HERDR_LINK_LIB="$pack_lib" bash ./pack.sh "$pack_dir" >/dev/null
+HERDR_LINK_PI_PACKAGE="$(ls "$pack_dir"/herdr-link-pi-*.tgz)"
+export HERDR_LINK_PI_PACKAGE
+echo "run-tests.sh: packed $HERDR_LINK_PI_PACKAGE"
+
 npm test

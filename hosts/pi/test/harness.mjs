@@ -99,11 +99,14 @@ export function readJsonLines(path) {
     .map((line) => JSON.parse(line));
 }
 
-/** Runs `pi <args>` to completion (for package commands such as `pi install`). */
-export function piCommand(req, dirs, args) {
+/**
+ * Runs `pi <args>` to completion (for package commands such as `pi install`); `extraEnv` is
+ * merged over the base environment (an `undefined` value removes a variable).
+ */
+export function piCommand(req, dirs, args, extraEnv = {}) {
   const run = spawnSync(process.execPath, [req.piCli, ...args], {
     cwd: dirs.project,
-    env: baseEnv(req, dirs),
+    env: { ...baseEnv(req, dirs), ...extraEnv },
     encoding: "utf8",
     timeout: 60000,
   });

@@ -2,7 +2,8 @@
 // a scripted model (Pi's faux provider), against the fake Herdr CLI.
 
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { PACKAGE_DIR, PiRpc, makeWorld, piCommand, readJsonLines, removeWorlds, requirements } from "./harness.mjs";
@@ -266,6 +267,35 @@ describe("installed with `pi install`", () => {
     piCommand(req, dirs, ["install", PACKAGE_DIR]);
     assert.match(piCommand(req, dirs, ["list"]), /hosts\/pi/);
     const pi = new PiRpc(req, dirs, herdrEnv(req), { installed: true });
+    try {
+      const script = [{ tool: GATEWAY, args: {} }, { text: "activated" }];
+      const run = await pi.prompt(script);
+      const requests = requestsFor(dirs, script);
+      assert.deepEqual(linkTools(requests[0].tools), [GATEWAY]);
+      assert.equal(JSON.parse(run.toolResult(GATEWAY).text).status, "active");
+      assert.deepEqual(linkTools(requests[1].tools), LINK_TOOLS);
+    } finally {
+      await pi.close();
+    }
+  });
+});
+
+describe("packaged with pack.sh: no checkout, no HERDR_LINK_LIB", () => {
+  test("pi install of the unpacked tarball loads the library it carries", async () => {
+    const tarball = process.env.HERDR_LINK_PI_PACKAGE;
+    assert.ok(tarball && existsSync(tarball), "HERDR_LINK_PI_PACKAGE names the packed tarball (run-tests.sh packs it)");
+    const dirs = makeWorld(req, WORLD);
+    // Unpacked where no ../../target exists: only the library inside the package can be found.
+    const download = join(dirs.root, "download");
+    mkdirSync(download);
+    const untar = spawnSync("tar", ["xzf", tarball, "-C", download], { encoding: "utf8" });
+    assert.equal(untar.status, 0, untar.stderr);
+    const pkg = join(download, "package");
+    assert.ok(existsSync(join(pkg, "node_modules", "koffi", "package.json")), "koffi is bundled");
+    const noLib = { HERDR_LINK_LIB: undefined };
+    piCommand(req, dirs, ["install", pkg], noLib);
+    assert.match(piCommand(req, dirs, ["list"], noLib), /download\/package/);
+    const pi = new PiRpc(req, dirs, { ...herdrEnv(req), ...noLib }, { installed: true });
     try {
       const script = [{ tool: GATEWAY, args: {} }, { text: "activated" }];
       const run = await pi.prompt(script);
