@@ -172,6 +172,11 @@ pub unsafe extern "C" fn hl_bash_guard(
 
 /// The model-visible surface now: `{"session":S,"style":"deferred"|"gateway"|"mcp","view":
 /// "catalog"?}` → `{"tools":[{"name","description","input_schema"}],"contract":string|null}`.
+/// In the `deferred` style every tool also carries host hints: `label` (a short UI name, e.g.
+/// "Herdr Link Close"), `sequential` (true for `herdr_link_close`: a batch of tool calls that
+/// holds it must run one call at a time) and, on the gateway only, `prompt_snippet` (one line a
+/// host may list in its system prompt). A malformed request gives
+/// `{"tools":[],"contract":null,"error":{"code":"INVALID_REQUEST","message":"INVALID_REQUEST: ..."}}`.
 /// Release the result with `hl_free`.
 ///
 /// # Safety

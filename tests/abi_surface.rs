@@ -313,3 +313,36 @@ fn guard_only_in_active_sessions() {
         "a new session_start disengages the guard"
     );
 }
+
+/// README "Which code a missing or malformed field gives": each row, through the C ABI, with no
+/// message delivered and nothing started or closed.
+#[test]
+fn input_field_errors_match_the_readme_table() {
+    let _g = serial();
+    let w = World::standard();
+    let a = abi();
+    let s = "surface-input-codes";
+    a.start(s);
+    let cases = [
+        ("herdr_link_send", json!({"message": "hi"}), "PEER_NOT_FOUND"),
+        ("herdr_link_send", json!({"to": 5, "message": "hi"}), "PEER_NOT_FOUND"),
+        ("herdr_link_send", json!({"to": "Bad Name!", "message": "hi"}), "PEER_NOT_FOUND"),
+        ("herdr_link_send", json!({"to": "worker-a"}), "SEND_FAILED"),
+        ("herdr_link_send", json!({"to": "worker-a", "message": 3}), "SEND_FAILED"),
+        ("herdr_link_send", json!({"to": "worker-a", "message": ""}), "SEND_FAILED"),
+        ("herdr_link_close", json!({}), "PEER_NOT_FOUND"),
+        ("herdr_link_close", json!({"agent": 1}), "PEER_NOT_FOUND"),
+        ("herdr_link_start", json!({}), "START_INPUT_INVALID"),
+        ("herdr_link_start", json!({"name": "w2", "kind": 3}), "START_INPUT_INVALID"),
+        ("herdr_link", json!({"action": "fly"}), "INVALID_REQUEST"),
+        ("herdr_link", json!({"action": 1}), "INVALID_REQUEST"),
+        ("herdr_link", json!({"action": "send", "arguments": []}), "INVALID_REQUEST"),
+    ];
+    for (tool, input, code) in cases {
+        let r = a.tool(s, tool, input.clone());
+        assert_eq!(r["error"]["code"], code, "{tool} {input}: {r}");
+    }
+    assert_eq!(a.tool(s, "herdr_link_peers", json!({"bogus": 1}))["ok"], true);
+    let prompts = w.admin(&["fake", "prompts"]);
+    assert_eq!(prompts.trim(), "[]", "nothing was delivered");
+}

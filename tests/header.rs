@@ -40,3 +40,30 @@ fn header_matches_the_source() {
         );
     }
 }
+
+/// The header says it needs C99: it compiles as strict C99, and not as C89/C90.
+#[test]
+fn header_needs_c99() {
+    let header = Path::new(env!("CARGO_MANIFEST_DIR")).join("include/herdr_link.h");
+    let text = std::fs::read_to_string(&header).unwrap();
+    assert!(text.contains("Needs C99 or later"), "the header states its C standard");
+    let compile = |std: &str| {
+        let out = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+            .args([
+                &format!("-std={std}"),
+                "-pedantic-errors",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-fsyntax-only",
+                "-x",
+                "c",
+            ])
+            .arg(&header)
+            .output()
+            .expect("a C compiler (cc) is needed for this test");
+        out.status.success()
+    };
+    assert!(compile("c99"), "include/herdr_link.h must compile as C99");
+    assert!(!compile("c89"), "the header claims C99; C89 should not accept it");
+}
