@@ -324,25 +324,56 @@ fn input_field_errors_match_the_readme_table() {
     let s = "surface-input-codes";
     a.start(s);
     let cases = [
-        ("herdr_link_send", json!({"message": "hi"}), "PEER_NOT_FOUND"),
-        ("herdr_link_send", json!({"to": 5, "message": "hi"}), "PEER_NOT_FOUND"),
-        ("herdr_link_send", json!({"to": "Bad Name!", "message": "hi"}), "PEER_NOT_FOUND"),
+        (
+            "herdr_link_send",
+            json!({"message": "hi"}),
+            "PEER_NOT_FOUND",
+        ),
+        (
+            "herdr_link_send",
+            json!({"to": 5, "message": "hi"}),
+            "PEER_NOT_FOUND",
+        ),
+        (
+            "herdr_link_send",
+            json!({"to": "Bad Name!", "message": "hi"}),
+            "PEER_NOT_FOUND",
+        ),
         ("herdr_link_send", json!({"to": "worker-a"}), "SEND_FAILED"),
-        ("herdr_link_send", json!({"to": "worker-a", "message": 3}), "SEND_FAILED"),
-        ("herdr_link_send", json!({"to": "worker-a", "message": ""}), "SEND_FAILED"),
+        (
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": 3}),
+            "SEND_FAILED",
+        ),
+        (
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": ""}),
+            "SEND_FAILED",
+        ),
         ("herdr_link_close", json!({}), "PEER_NOT_FOUND"),
         ("herdr_link_close", json!({"agent": 1}), "PEER_NOT_FOUND"),
         ("herdr_link_start", json!({}), "START_INPUT_INVALID"),
-        ("herdr_link_start", json!({"name": "w2", "kind": 3}), "START_INPUT_INVALID"),
+        (
+            "herdr_link_start",
+            json!({"name": "w2", "kind": 3}),
+            "START_INPUT_INVALID",
+        ),
         ("herdr_link", json!({"action": "fly"}), "INVALID_REQUEST"),
         ("herdr_link", json!({"action": 1}), "INVALID_REQUEST"),
-        ("herdr_link", json!({"action": "send", "arguments": []}), "INVALID_REQUEST"),
+        (
+            "herdr_link",
+            json!({"action": "send", "arguments": []}),
+            "INVALID_REQUEST",
+        ),
     ];
     for (tool, input, code) in cases {
         let r = a.tool(s, tool, input.clone());
         assert_eq!(r["error"]["code"], code, "{tool} {input}: {r}");
     }
-    assert_eq!(a.tool(s, "herdr_link_peers", json!({"bogus": 1}))["ok"], true);
+    assert_eq!(
+        a.tool(s, "herdr_link_peers", json!({"bogus": 1}))["ok"],
+        true
+    );
     let prompts = w.admin(&["fake", "prompts"]);
     assert_eq!(prompts.trim(), "[]", "nothing was delivered");
 }

@@ -46,7 +46,10 @@ fn header_matches_the_source() {
 fn header_needs_c99() {
     let header = Path::new(env!("CARGO_MANIFEST_DIR")).join("include/herdr_link.h");
     let text = std::fs::read_to_string(&header).unwrap();
-    assert!(text.contains("Needs C99 or later"), "the header states its C standard");
+    assert!(
+        text.contains("Needs C99 or later"),
+        "the header states its C standard"
+    );
     let compile = |std: &str| {
         let out = std::process::Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
             .args([
@@ -65,5 +68,8 @@ fn header_needs_c99() {
         out.status.success()
     };
     assert!(compile("c99"), "include/herdr_link.h must compile as C99");
-    assert!(!compile("c89"), "the header claims C99; C89 should not accept it");
+    assert!(
+        !compile("c89"),
+        "the header claims C99; C89 should not accept it"
+    );
 }

@@ -461,6 +461,26 @@ fn pi_runs_pis_own_installer() {
 }
 
 #[test]
+fn every_subcommand_has_help_and_a_bare_call_prints_usage() {
+    for cmd in ["mcp", "doctor", "setup"] {
+        let out = Command::new(BIN).args([cmd, "--help"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{cmd} --help");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.starts_with(&format!("usage: herdr-link {cmd}")),
+            "{cmd} --help printed {text}"
+        );
+    }
+    let out = Command::new(BIN).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("usage:") && err.contains("herdr-link setup"),
+        "{err}"
+    );
+}
+
+#[test]
 fn usage_and_bad_arguments() {
     let h = Home::new("usage");
     let out = ok(&h.setup(&["--help"]));

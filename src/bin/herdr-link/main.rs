@@ -16,14 +16,53 @@ const USAGE: &str = "usage:
   herdr-link setup <claude|codex|opencode|pi> [--project DIR] [--dry-run] [--uninstall] ...
                                        register Herdr Link and its Bash guard with a host
                                        (herdr-link setup --help)
-  herdr-link --version | --help";
+  herdr-link --version | --help
+  herdr-link <command> --help          that command's usage";
+
+const MCP_HELP: &str = "usage: herdr-link mcp [--context-dir DIR]
+
+Serves Herdr Link over MCP on stdin/stdout (one JSON-RPC message per line) for Claude Code,
+Codex, AGY and OpenCode's MCP route. Register it under the name herdr_link (`herdr-link setup
+<host>` writes that registration). See docs/mcp.md.
+
+  --context-dir DIR   where herdr_link_start reads .agents/agent_config.json
+                      (default: the current directory)
+
+Reads HERDR_ENV, HERDR_BIN_PATH and HERDR_PANE_ID, which Herdr sets in its panes; without them
+the server lists no tools. HERDR_LINK_LOG names the operator log.";
+
+const DOCTOR_HELP: &str = "usage: herdr-link doctor [--pane PANE]
+
+Read-only diagnosis of the Herdr environment for operators: one PASS/FAIL/SKIP line per check
+(environment, settings, the herdr binary and its version, this pane's agent record and name,
+peers, operator log). Exit status 1 when a check failed, else 0. Runs only `herdr --version`,
+`agent get` and `agent list`; renames and prompts nothing.
+
+  --pane PANE   diagnose this pane instead of $HERDR_PANE_ID (as a Herdr plugin action, the
+                pane in HERDR_PLUGIN_CONTEXT_JSON is used)";
+
+/// `herdr-link <command> --help`: the command's own usage.
+fn command_help(command: &str) -> Option<&'static str> {
+    Some(match command {
+        "mcp" => MCP_HELP,
+        "doctor" => DOCTOR_HELP,
+        "setup" => setup::USAGE,
+        _ => return None,
+    })
+}
 
 /// A parsed command line.
 #[derive(Debug, PartialEq, Eq)]
 enum Command {
-    Mcp { context_dir: Option<PathBuf> },
-    Doctor { pane: Option<String> },
+    Mcp {
+        context_dir: Option<PathBuf>,
+    },
+    Doctor {
+        pane: Option<String>,
+    },
     Setup(Option<setup::Options>),
+    /// `<command> --help`.
+    UsageOf(&'static str),
     Version,
     Help,
 }
@@ -33,6 +72,11 @@ fn parse(args: &[String]) -> Result<Command, String> {
         return Err("missing command".into());
     };
     let rest = &args[1..];
+    if rest.iter().any(|a| a == "--help" || a == "-h") {
+        if let Some(help) = command_help(first) {
+            return Ok(Command::UsageOf(help));
+        }
+    }
     let option = |flag: &str| -> Result<Option<String>, String> {
         let inline = format!("{flag}=");
         match rest {
@@ -94,6 +138,10 @@ fn main() {
             println!("{}", setup::USAGE);
             0
         }
+        Ok(Command::UsageOf(help)) => {
+            println!("{help}");
+            0
+        }
         Ok(Command::Version) => {
             println!("herdr-link {}", env!("CARGO_PKG_VERSION"));
             0
@@ -146,5 +194,11 @@ mod tests {
         assert_eq!(p(&["-h"]), Ok(Command::Help));
         assert!(p(&[]).is_err());
         assert!(p(&["serve"]).is_err());
+        assert_eq!(p(&["mcp", "--help"]), Ok(Command::UsageOf(MCP_HELP)));
+        assert_eq!(
+            p(&["doctor", "--pane", "w1:p2", "-h"]),
+            Ok(Command::UsageOf(DOCTOR_HELP))
+        );
+        assert_eq!(p(&["setup", "--help"]), Ok(Command::UsageOf(setup::USAGE)));
     }
 }
