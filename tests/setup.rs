@@ -501,3 +501,80 @@ fn usage_and_bad_arguments() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a directory"));
 }
+
+/// The OpenCode guard plugin setup writes, run under Node: a `bash` call inside Herdr is piped
+/// to `herdr-link guard --host opencode` and exit 2 blocks it with stderr as the reason; other
+/// tools and calls outside Herdr never run the guard.
+#[test]
+fn opencode_guard_plugin_pipes_bash_calls_to_the_guard() {
+    let h = Home::new("opencode-plugin");
+    let seen = h.root.join("guard-input.jsonl");
+    let guard = h.write(
+        "bin/fake-herdr-link",
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> '{seen}'\ncat >> '{seen}'\necho >> '{seen}'\n\
+             case \"$(tail -n 2 '{seen}')\" in *wait*) echo 'use herdr_link_send' >&2; exit 2;; esac\nexit 0\n",
+            seen = seen.display()
+        ),
+    );
+    fs::set_permissions(&guard, fs::Permissions::from_mode(0o755)).unwrap();
+    let herdr = h.herdr("0.8.2");
+    let out = Command::new(BIN)
+        .args(["setup", "opencode", "--bin"])
+        .arg(&guard)
+        .arg("--herdr")
+        .arg(&herdr)
+        .env_clear()
+        .env("HOME", h.home())
+        .env("XDG_CONFIG_HOME", h.root.join("xdg"))
+        .output()
+        .unwrap();
+    ok(&out);
+    let plugin = h.read("xdg/opencode/plugins/herdr-link-guard.js");
+    let module = h.write("plugin.mjs", &plugin);
+    let script = format!(
+        r#"
+const {{ HerdrLinkGuard }} = await import({module:?});
+const hooks = await HerdrLinkGuard({{}});
+const before = hooks["tool.execute.before"];
+const results = [];
+for (const [tool, command] of [["bash", "herdr agent wait reviewer"], ["bash", "ls"], ["read", "herdr agent wait x"]]) {{
+  try {{
+    await before({{ tool, sessionID: "ses_1", callID: "c1" }}, {{ args: {{ command }} }});
+    results.push("allow");
+  }} catch (e) {{
+    results.push("block: " + e.message);
+  }}
+}}
+console.log(JSON.stringify(results));
+"#,
+        module = module.display().to_string()
+    );
+    let run = |herdr_env: &str| {
+        let out = Command::new("node")
+            .args(["--input-type=module", "-e", &script])
+            .env("HERDR_ENV", herdr_env)
+            .output()
+            .expect("node is needed for this test");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(
+        run("1"),
+        r#"["block: use herdr_link_send","allow","allow"]"#
+    );
+    let log = fs::read_to_string(&seen).unwrap();
+    assert_eq!(log.matches("guard --host opencode").count(), 2, "{log}");
+    let first: Value = serde_json::from_str(log.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(
+        first,
+        json!({"tool":"bash","sessionID":"ses_1","args":{"command":"herdr agent wait reviewer"}})
+    );
+    fs::remove_file(&seen).unwrap();
+    assert_eq!(run("0"), r#"["allow","allow","allow"]"#);
+    assert!(!seen.exists(), "outside Herdr the guard never runs");
+}
