@@ -84,11 +84,12 @@ pub struct Entry<'a> {
     pub elapsed: Duration,
 }
 
-/// Appends `entry` to the log named by `HERDR_LINK_LOG`, if set. Never blocks, never fails.
-pub fn record(entry: &Entry<'_>) {
-    let Some(path) = std::env::var_os("HERDR_LINK_LOG").filter(|p| !p.is_empty()) else {
-        return;
-    };
+fn log_path() -> Option<std::ffi::OsString> {
+    std::env::var_os("HERDR_LINK_LOG").filter(|p| !p.is_empty())
+}
+
+/// The JSON line (with its newline) for `entry`.
+fn line(entry: &Entry<'_>) -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -103,7 +104,7 @@ pub fn record(entry: &Entry<'_>) {
             })
         })
         .collect();
-    let line = json!({
+    json!({
         "ts": now.as_secs_f64(),
         "session": entry.session,
         "tool": entry.tool,
@@ -114,7 +115,15 @@ pub fn record(entry: &Entry<'_>) {
         "calls": calls,
     })
     .to_string()
-        + "\n";
+        + "\n"
+}
+
+/// Appends `entry` to the log named by `HERDR_LINK_LOG`, if set. Never blocks, never fails.
+pub fn record(entry: &Entry<'_>) {
+    let Some(path) = log_path() else {
+        return;
+    };
+    let line = line(entry);
     let Some(tx) = sender() else {
         DROPPED.fetch_add(1, Ordering::Relaxed);
         return;
@@ -140,4 +149,19 @@ pub fn note(source: &str, code: &str, detail: &str) {
         detail,
         elapsed: Duration::ZERO,
     });
+}
+
+/// Like [`record`], but appends in the calling thread before returning (one `O_APPEND` write),
+/// for short-lived processes such as the `herdr-link guard` hook that exit right after.
+/// Never fails: a line that cannot be written is dropped.
+pub fn record_now(entry: &Entry<'_>) {
+    let Some(path) = log_path() else {
+        return;
+    };
+    let line = line(entry);
+    if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(&path) {
+        let _ = f.write_all(line.as_bytes());
+    } else {
+        DROPPED.fetch_add(1, Ordering::Relaxed);
+    }
 }

@@ -222,6 +222,10 @@ fn mcp_gateway(active: bool) -> Tool {
     if active {
         description.push(' ');
         description.push_str(NORMAL_MESSAGING_RULE);
+        // Once active the gateway also carries the Contract (+ MCP appendix): a channel every
+        // MCP host shows the model, whatever it does with list_changed.
+        description.push_str("\n\n");
+        description.push_str(&mcp_contract());
     }
     Tool {
         name: GATEWAY,
@@ -340,8 +344,13 @@ pub fn contract(style: Style, view: View) -> Option<String> {
     Some(match style {
         Style::Deferred => CONTRACT.to_string(),
         Style::Gateway => format!("{CONTRACT}\n\n{}", gateway_appendix()),
-        Style::Mcp => format!("{CONTRACT}\n\n{}", mcp_appendix("herdr_link")),
+        Style::Mcp => mcp_contract(),
     })
+}
+
+/// The MCP style's Contract: the verbatim Contract, a blank line, the MCP appendix.
+fn mcp_contract() -> String {
+    format!("{CONTRACT}\n\n{}", mcp_appendix("herdr_link"))
 }
 
 /// The whole presentation document `{"tools":[...],"contract":...}`.
@@ -385,9 +394,19 @@ mod tests {
     fn descriptions_carry_the_rules() {
         let dormant = &tools(Style::Mcp, View::Dormant, false)[0];
         assert!(!dormant.description.contains(NORMAL_MESSAGING_RULE));
-        for t in tools(Style::Mcp, View::Active, false) {
+        assert!(!dormant.description.contains(CONTRACT));
+        let active = tools(Style::Mcp, View::Active, false);
+        for t in &active[1..] {
             assert!(t.description.ends_with(NORMAL_MESSAGING_RULE), "{}", t.name);
+            assert!(!t.description.contains(CONTRACT), "{}", t.name);
         }
+        // The active gateway: the rule, then the Contract with the MCP appendix.
+        let gw = &active[0].description;
+        let rule_then_contract = format!(
+            "{NORMAL_MESSAGING_RULE}\n\n{}",
+            contract(Style::Mcp, View::Active).unwrap()
+        );
+        assert!(gw.ends_with(&rule_then_contract), "{gw}");
         let close = close_tool().description;
         for f in [
             "later tool step",

@@ -436,3 +436,138 @@ fn startup_bootstrap_names_an_unnamed_self() {
         .count();
     assert_eq!(renames, 1);
 }
+
+/// The Contract exactly as PROTOCOL.md §3 holds it (read from the file, not from the library).
+fn protocol_contract() -> String {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/PROTOCOL.md")).unwrap();
+    herdr_link::protocol::contract_block(&text).expect("PROTOCOL.md has a §3 text block")
+}
+
+/// The text blocks of a tools/call result.
+fn blocks(answer: &Value) -> Vec<String> {
+    answer["result"]["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("not a result: {answer}"))
+        .iter()
+        .map(|b| {
+            assert_eq!(b["type"], "text", "{answer}");
+            b["text"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+/// Every model-visible text of the frames so far (results, descriptions, instructions).
+fn all_text(frames: &[Value]) -> String {
+    frames
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn activation_result_and_active_gateway_carry_the_contract() {
+    let contract = protocol_contract();
+    let expected = herdr_link::presentation::contract(
+        herdr_link::presentation::Style::Mcp,
+        herdr_link::presentation::View::Active,
+    )
+    .unwrap();
+    assert!(expected.starts_with(&format!("{contract}\n\n")));
+    assert!(expected.contains("mcp__herdr_link__herdr_link_send"));
+
+    let w = World::new(WORLD);
+    let mut s = Server::start(&w.inside(), &[], None);
+    s.handshake();
+    let dormant = s.ask(1, "tools/list", json!({}));
+    // Never while dormant: nothing read so far holds any Contract rule.
+    for marker in ["Reply path", "Complete requested work", contract.as_str()] {
+        assert!(
+            !all_text(&s.frames).contains(marker),
+            "{marker} while dormant"
+        );
+    }
+    assert!(!dormant.to_string().contains("Reply path"));
+
+    let answer = s.call(2, "herdr_link", json!({})).pop().unwrap();
+    let b = blocks(&answer);
+    assert_eq!(b.len(), 2, "{answer}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&b[0]).unwrap(),
+        json!({"status": "active", "capabilities": ["start", "peers", "send", "close"]}),
+        "the first block is unchanged"
+    );
+    assert_eq!(
+        b[1], expected,
+        "the second block is the Contract + MCP appendix"
+    );
+    assert!(answer["result"].get("isError").is_none());
+
+    // The active gateway's description carries it too; Tier 1 tools do not repeat it.
+    let list = s.ask(3, "tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let gw = tools[0]["description"].as_str().unwrap();
+    assert!(gw.ends_with(&expected), "{gw}");
+    assert!(tools[1..]
+        .iter()
+        .all(|t| !t["description"].as_str().unwrap().contains("Reply path")));
+
+    // A repeated activation carries it again; other calls do not.
+    let again = s
+        .call(4, "herdr_link", json!({"action": "activate"}))
+        .pop()
+        .unwrap();
+    assert_eq!(blocks(&again)[1], expected);
+    let peers = s.call(5, "herdr_link_peers", json!({})).pop().unwrap();
+    assert_eq!(blocks(&peers).len(), 1);
+    let via_gw = s
+        .call(6, "herdr_link", json!({"action": "peers"}))
+        .pop()
+        .unwrap();
+    assert_eq!(blocks(&via_gw).len(), 1);
+    assert_eq!(s.eof().0.code(), Some(0));
+}
+
+#[test]
+fn a_direct_tier1_call_that_activates_carries_the_contract() {
+    let expected = herdr_link::presentation::contract(
+        herdr_link::presentation::Style::Mcp,
+        herdr_link::presentation::View::Active,
+    )
+    .unwrap();
+    let w = World::new(WORLD);
+    let mut s = Server::start(&w.inside(), &[], None);
+    s.handshake();
+    let answer = s.call(1, "herdr_link_peers", json!({})).pop().unwrap();
+    let b = blocks(&answer);
+    assert_eq!(b.len(), 2, "{answer}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&b[0]).unwrap()["self"]["name"],
+        "brain"
+    );
+    assert_eq!(b[1], expected);
+    assert_eq!(
+        blocks(&s.call(2, "herdr_link_peers", json!({})).pop().unwrap()).len(),
+        1
+    );
+
+    // A first call that fails with a Link error activated too: error text, then the Contract.
+    let mut t = Server::start(&w.inside(), &[], None);
+    t.handshake();
+    let answer = t
+        .call(1, "herdr_link_send", json!({"to": "ghost", "message": "x"}))
+        .pop()
+        .unwrap();
+    assert_eq!(blocks(&answer), [NOT_A_PEER.to_string(), expected]);
+    assert_eq!(answer["result"]["isError"], true);
+    assert_eq!(s.eof().0.code(), Some(0));
+    assert_eq!(t.eof().0.code(), Some(0));
+
+    // Outside Herdr nothing activates, so nothing carries the Contract.
+    let mut o = Server::start(&[], &[], None);
+    o.handshake();
+    let answer = o.call(1, "herdr_link", json!({})).pop().unwrap();
+    assert_eq!(blocks(&answer), [NOT_IN_HERDR.to_string()]);
+    assert_eq!(o.eof().0.code(), Some(0));
+}

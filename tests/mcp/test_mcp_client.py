@@ -343,8 +343,52 @@ async def case_unnamed_self_bootstrap(w: World):
     assert len(renames) == 1 and renames[0][2] == "w1:p1", renames
 
 
+def protocol_contract() -> str:
+    """PROTOCOL.md's §3 Contract: the first ```text block after the "## 3." heading."""
+    lines = (Path(__file__).resolve().parents[2] / "PROTOCOL.md").read_text().split("\n")
+    start = next(i for i, l in enumerate(lines) if l.startswith("## 3."))
+    fence = next(i for i in range(start, len(lines)) if lines[i].rstrip() == "```text")
+    end = next(i for i in range(fence + 1, len(lines)) if lines[i].rstrip() == "```")
+    return "\n".join(lines[fence + 1:end])
+
+
+async def case_contract_reaches_the_model(w: World):
+    contract = protocol_contract()
+    assert "Reply path" in contract and "Complete requested work" in contract
+    async with Server(w.herdr_env()) as srv:
+        init = await srv.session.initialize()
+        dormant = (await srv.session.list_tools()).tools
+        seen = json.dumps(init.model_dump(mode="json")) + "".join(t.description for t in dormant)
+        assert "Reply path" not in seen and "Complete requested work" not in seen, "Contract while dormant"
+
+        r = await srv.session.call_tool("herdr_link", {})
+        assert not r.is_error and len(r.content) == 2, r
+        assert json.loads(r.content[0].text) == {"status": "active",
+                                                 "capabilities": ["start", "peers", "send", "close"]}
+        block = r.content[1].text
+        assert block.startswith(contract + "\n\n"), block[:200]
+        for t in ["herdr_link_start", "herdr_link_peers", "herdr_link_send", "herdr_link_close"]:
+            assert f"mcp__herdr_link__{t}" in block
+
+        tools = (await srv.session.list_tools()).tools
+        assert tools[0].name == "herdr_link" and tools[0].description.endswith(block)
+        assert all("Reply path" not in t.description for t in tools[1:])
+        peers = await srv.session.call_tool("herdr_link_peers", {})
+        assert len(peers.content) == 1
+        assert await srv.close() == 0
+
+    # A direct Tier 1 call on a dormant session is the activation: it carries the Contract too.
+    async with Server(w.herdr_env()) as srv:
+        await srv.session.initialize()
+        r = await srv.session.call_tool("herdr_link_peers", {})
+        assert not r.is_error and len(r.content) == 2, r
+        assert json.loads(r.content[0].text)["self"]["name"] == "brain"
+        assert r.content[1].text == block
+        assert await srv.close() == 0
+
+
 CASES = [case_outside_herdr, case_gateway_flow, case_direct_tier1_while_dormant,
-         case_configured_start_context_dir, case_unnamed_self_bootstrap]
+         case_configured_start_context_dir, case_unnamed_self_bootstrap, case_contract_reaches_the_model]
 
 
 def main() -> int:

@@ -1,8 +1,11 @@
 //! `herdr-link`: the Herdr Link MCP server for hosts that speak MCP instead of loading plugins
-//! (Claude Code, Codex, AGY), and the operator's `doctor`. Built directly on the `herdr_link`
-//! library; see docs/mcp.md for host wiring.
+//! (Claude Code, Codex, AGY), the Bash guard as their pre-tool hook (`guard`), and the
+//! operator's `doctor`. Built directly on the `herdr_link` library; see docs/mcp.md for host
+//! wiring.
 
+mod activation;
 mod doctor;
+mod hook;
 mod mcp;
 mod setup;
 mod transport;
@@ -12,6 +15,9 @@ use std::path::PathBuf;
 const USAGE: &str = "usage:
   herdr-link mcp [--context-dir DIR]   serve MCP over stdio (start's config is read under DIR,
                                        default: the current directory)
+  herdr-link guard --host HOST         pre-tool hook (HOST: claude, codex or opencode): reads the
+                                       hook JSON on stdin; exit 2 + reason on stderr blocks a
+                                       Herdr wait of an activated session, exit 0 allows
   herdr-link doctor [--pane PANE]      read-only diagnosis of the Herdr environment (exit 0 or 1)
   herdr-link setup <claude|codex|opencode|pi> [--project DIR] [--dry-run] [--uninstall] ...
                                        register Herdr Link and its Bash guard with a host
@@ -41,12 +47,22 @@ peers, operator log). Exit status 1 when a check failed, else 0. Runs only `herd
   --pane PANE   diagnose this pane instead of $HERDR_PANE_ID (as a Herdr plugin action, the
                 pane in HERDR_PLUGIN_CONTEXT_JSON is used)";
 
+const GUARD_HELP: &str = "usage: herdr-link guard --host claude|codex|opencode
+
+The Bash guard as a pre-tool command hook (Claude Code and Codex: PreToolUse, matcher Bash;
+OpenCode on the MCP route: the plugin herdr-link setup opencode writes). Reads the host's hook
+JSON on stdin. Once this host session activated Herdr Link through its herdr_link MCP server,
+`herdr agent wait` and `herdr agent prompt --wait` are blocked: exit status 2, the reason on
+stderr. Everything else, and any unexpected input, is allowed: exit status 0, no output.
+See docs/guard.md.";
+
 /// `herdr-link <command> --help`: the command's own usage.
 fn command_help(command: &str) -> Option<&'static str> {
     Some(match command {
         "mcp" => MCP_HELP,
         "doctor" => DOCTOR_HELP,
         "setup" => setup::USAGE,
+        "guard" => GUARD_HELP,
         _ => return None,
     })
 }
@@ -63,6 +79,9 @@ enum Command {
     Setup(Option<setup::Options>),
     /// `<command> --help`.
     UsageOf(&'static str),
+    Guard {
+        host: hook::Host,
+    },
     Version,
     Help,
 }
@@ -95,6 +114,12 @@ fn parse(args: &[String]) -> Result<Command, String> {
             pane: option("--pane")?,
         }),
         "setup" => Ok(Command::Setup(setup::parse(rest)?)),
+        "guard" => {
+            let host = option("--host")?.ok_or("guard needs --host claude|codex|opencode")?;
+            hook::Host::parse(&host)
+                .map(|host| Command::Guard { host })
+                .ok_or_else(|| format!("unknown --host {host:?}: use claude, codex or opencode"))
+        }
         "--version" | "-V" | "version" if rest.is_empty() => Ok(Command::Version),
         "--help" | "-h" | "help" if rest.is_empty() => Ok(Command::Help),
         other => Err(format!("unknown command: {other}")),
@@ -142,6 +167,7 @@ fn main() {
             println!("{help}");
             0
         }
+        Ok(Command::Guard { host }) => hook::run(host),
         Ok(Command::Version) => {
             println!("herdr-link {}", env!("CARGO_PKG_VERSION"));
             0
@@ -149,6 +175,12 @@ fn main() {
         Ok(Command::Help) => {
             println!("{USAGE}");
             0
+        }
+        // A misconfigured hook must not block every Bash call: exit 1 (a hook error the
+        // host reports), never 2 (a block).
+        Err(e) if args.first().map(String::as_str) == Some("guard") => {
+            eprintln!("herdr-link: {e}");
+            1
         }
         Err(e) => {
             eprintln!("herdr-link: {e}\n{USAGE}");
@@ -190,6 +222,20 @@ mod tests {
                 pane: Some("w1:p2".into())
             })
         );
+        assert_eq!(
+            p(&["guard", "--host", "claude"]),
+            Ok(Command::Guard {
+                host: hook::Host::Claude
+            })
+        );
+        assert_eq!(
+            p(&["guard", "--host=codex"]),
+            Ok(Command::Guard {
+                host: hook::Host::Codex
+            })
+        );
+        assert!(p(&["guard"]).is_err());
+        assert!(p(&["guard", "--host", "vim"]).is_err());
         assert_eq!(p(&["--version"]), Ok(Command::Version));
         assert_eq!(p(&["-h"]), Ok(Command::Help));
         assert!(p(&[]).is_err());

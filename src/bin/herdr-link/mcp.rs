@@ -5,14 +5,19 @@
 //! lasts for the connection and ends with it. Tool calls run the core's blocking
 //! [`tools::call`] on tokio's blocking pool, so the runtime keeps reading, writing and
 //! answering pings meanwhile.
+//!
+//! On activation the server also records it for the `herdr-link guard` hook of the same host
+//! session ([`crate::activation`]), before the activating call's result is returned, and that
+//! result carries the Contract with the MCP appendix as a second text block.
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use herdr_link::presentation::{self, Style, View};
+use herdr_link::protocol::GATEWAY;
 use herdr_link::tools::{self, CallError};
-use herdr_link::{env, identity, session};
+use herdr_link::{env, identity, oplog, session};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -20,6 +25,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, ServiceExt};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+use crate::activation::Shared;
 use crate::transport::LineTransport;
 
 /// The session key of this process's one connection.
@@ -37,6 +43,9 @@ pub struct LinkServer {
     /// Tool calls run one at a time, in arrival order (like a sequential stdio loop), so a
     /// host that fires `send` and then `close` in one turn gets them in that order.
     calls: Arc<tokio::sync::Mutex<()>>,
+    /// The activation shared with the guard hook; set on activation (`None` inside: sharing
+    /// failed, see the operator log).
+    shared: Arc<OnceLock<Option<Shared>>>,
 }
 
 impl LinkServer {
@@ -46,8 +55,55 @@ impl LinkServer {
         LinkServer {
             context_dir: Arc::new(context_dir),
             calls: Arc::new(tokio::sync::Mutex::new(())),
+            shared: Arc::new(OnceLock::new()),
         }
     }
+
+    /// Records the activation for the hook (once per process). Failures are logged, never
+    /// shown to the model: without the record the hook allows, as for a dormant session.
+    fn share_activation(&self) {
+        self.shared.get_or_init(|| {
+            let started = Instant::now();
+            let session = std::env::var("CLAUDE_CODE_SESSION_ID").ok();
+            let shared =
+                Shared::register(session.as_deref()).and_then(|s| s.mark_active().map(|()| s));
+            if let Err(detail) = &shared {
+                oplog::record(&oplog::Entry {
+                    session: SESSION,
+                    tool: "guard",
+                    action: Some("share"),
+                    calls: &[],
+                    code: "share_failed",
+                    detail,
+                    elapsed: started.elapsed(),
+                });
+            }
+            shared.ok()
+        });
+    }
+
+    /// Removes the shared record (the server is ending).
+    fn unshare(&self) {
+        if let Some(Some(s)) = self.shared.get() {
+            s.remove();
+        }
+    }
+}
+
+/// Whether a gateway input is the activation call (`{}` or `{"action":"activate"}`).
+fn is_activation(name: &str, input: &serde_json::Map<String, serde_json::Value>) -> bool {
+    name == GATEWAY
+        && match input.get("action") {
+            None => true,
+            Some(serde_json::Value::String(a)) => a == "activate",
+            Some(_) => false,
+        }
+}
+
+/// The second text block of the call that activated the session, and of every later
+/// activation call: the Contract (byte-exact) followed by the MCP appendix.
+pub fn contract_block() -> Option<String> {
+    presentation::contract(Style::Mcp, View::Active)
 }
 
 /// The view `tools/list` presents right now.
@@ -75,11 +131,13 @@ pub fn tool_list(view: View) -> Vec<Tool> {
         .collect()
 }
 
-fn text_result(text: String, is_error: bool) -> CallToolResult {
+fn text_result(text: String, contract: Option<String>, is_error: bool) -> CallToolResult {
+    let mut blocks = vec![ContentBlock::text(text)];
+    blocks.extend(contract.map(ContentBlock::text));
     let mut result = if is_error {
-        CallToolResult::error(vec![ContentBlock::text(text)])
+        CallToolResult::error(blocks)
     } else {
-        CallToolResult::success(vec![ContentBlock::text(text)])
+        CallToolResult::success(blocks)
     };
     if !is_error {
         // A success carries only `content` (no `isError: false`).
@@ -118,19 +176,32 @@ impl ServerHandler for LinkServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.into_owned();
         let input = request.arguments.unwrap_or_default();
+        let activation = is_activation(&name, &input);
         let dir = self.context_dir.clone();
         let _turn = self.calls.lock().await;
         let outcome =
             tokio::task::spawn_blocking(move || tools::call(SESSION, &name, input, Some(&dir)))
                 .await
                 .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
+        if outcome.active {
+            // Before the result goes out, so the model's next Bash call already sees it.
+            let me = self.clone();
+            let _ = tokio::task::spawn_blocking(move || me.share_activation()).await;
+        }
         if outcome.tools_changed {
             // Written and flushed before this returns, so the host sees it before the response.
             let _ = context.peer.notify_tool_list_changed().await;
         }
+        // The call that activated the session (gateway or a direct Tier 1 call, success or
+        // Link error) and every activation call carry the Contract.
+        let contract = if outcome.tools_changed || (activation && outcome.active) {
+            contract_block()
+        } else {
+            None
+        };
         match outcome.result {
-            Ok(value) => Ok(text_result(value.to_string(), false).into()),
-            Err(e @ CallError::Link(_)) => Ok(text_result(e.message(), true).into()),
+            Ok(value) => Ok(text_result(value.to_string(), contract, false).into()),
+            Err(e @ CallError::Link(_)) => Ok(text_result(e.message(), contract, true).into()),
             Err(e @ CallError::InvalidRequest(_)) => {
                 Err(ErrorData::invalid_params(e.message(), None))
             }
@@ -159,7 +230,9 @@ pub fn run(context_dir: PathBuf) -> i32 {
         // limit); wait for them so their answers are written.
         let drain = env::start_timeout() + Duration::from_secs(5);
         let transport = LineTransport::new(reader, writer, drain);
-        match LinkServer::new(context_dir).serve(transport).await {
+        let server = LinkServer::new(context_dir);
+        let handle = server.clone();
+        let code = match server.serve(transport).await {
             Ok(running) => match running.waiting().await {
                 Ok(_) => 0,
                 Err(e) => {
@@ -173,7 +246,10 @@ pub fn run(context_dir: PathBuf) -> i32 {
                 eprintln!("herdr-link mcp: {e}");
                 1
             }
-        }
+        };
+        // The connection is over: so is the activation the hook may see.
+        handle.unshare();
+        code
     });
     // Do not wait for anything still running on the blocking pool.
     runtime.shutdown_background();

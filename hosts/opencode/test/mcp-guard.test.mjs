@@ -1,0 +1,114 @@
+// OpenCode on the MCP route (herdr-link mcp under `mcp` in opencode.json, no
+// Herdr Link library plugin): the small guard plugin that `herdr-link setup
+// opencode` writes runs `herdr-link guard --host opencode` before each bash
+// call. This test process plays the `opencode` process: it starts
+// `herdr-link mcp` as its child and loads that plugin file, so the hook (also
+// its child) shares the server's activation as in a real OpenCode.
+import assert from "node:assert/strict"
+import { spawn } from "node:child_process"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import { createInterface } from "node:readline"
+import { test } from "node:test"
+import { pathToFileURL } from "node:url"
+import { ROOT, setupWorld, tempDir } from "./harness.mjs"
+import { guardActive } from "./direct.mjs"
+
+const BIN = process.env.HERDR_LINK_BIN ? resolve(process.env.HERDR_LINK_BIN) : ""
+if (!BIN || !existsSync(BIN)) throw new Error(`HERDR_LINK_BIN=${BIN}: the herdr-link binary is required (see run-tests.sh)`)
+const PLUGIN_SOURCE = join(ROOT, "..", "..", "src", "bin", "herdr-link", "setup", "opencode-guard.js")
+const WAIT = "herdr agent wait worker"
+const PROMPT_WAIT = "herdr agent prompt worker hi --wait"
+
+/** Writes the plugin exactly as setup does (the binary path as a JSON string) and loads it. */
+async function loadGuardPlugin() {
+  const source = readFileSync(PLUGIN_SOURCE, "utf8")
+  assert.ok(source.includes("__HERDR_LINK_BIN__"))
+  const file = join(tempDir("herdr-link-mcp-guard-"), "herdr-link-guard.js")
+  writeFileSync(file, source.replace("__HERDR_LINK_BIN__", JSON.stringify(BIN)))
+  const mod = await import(pathToFileURL(file).href)
+  const plugins = [...new Set(Object.values(mod))]
+  assert.equal(plugins.length, 1)
+  return plugins[0]({ directory: process.cwd() }, {})
+}
+
+/** `herdr-link mcp` as a child of this process, spoken to in JSON-RPC lines. */
+function startMcp() {
+  const child = spawn(BIN, ["mcp"], { stdio: ["pipe", "pipe", "inherit"], env: process.env })
+  const waiting = new Map()
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    const msg = JSON.parse(line)
+    if (msg.id !== undefined && waiting.has(msg.id)) waiting.get(msg.id)(msg)
+  })
+  let id = 0
+  const request = (method, params) =>
+    new Promise((ok) => {
+      waiting.set(++id, ok)
+      child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n")
+    })
+  const exited = new Promise((ok) => child.on("exit", (code, signal) => ok({ code, signal })))
+  return { child, request, exited }
+}
+
+async function handshake(server) {
+  const init = await server.request("initialize", {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "fake-opencode", version: "0" },
+  })
+  assert.equal(init.result.serverInfo.name, "herdr-link")
+  server.child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n")
+}
+
+async function before(hooks, command, tool = "bash") {
+  try {
+    await hooks["tool.execute.before"]({ tool, sessionID: "ses_mcp", callID: "c1" }, { args: { command } })
+    return null
+  } catch (err) {
+    return err.message
+  }
+}
+
+test("the MCP-route guard plugin shares the server's activation", async () => {
+  const world = setupWorld()
+  const hooks = await loadGuardPlugin()
+  let server = startMcp()
+  try {
+    await handshake(server)
+    assert.equal(await before(hooks, WAIT), null, "dormant: allowed")
+
+    const r = await server.request("tools/call", { name: "herdr_link", arguments: {} })
+    assert.match(r.result.content[0].text, /"status":"active"/)
+    assert.equal(await before(hooks, WAIT), guardActive(WAIT).reason)
+    assert.equal(await before(hooks, PROMPT_WAIT), guardActive(PROMPT_WAIT).reason)
+    assert.equal(await before(hooks, "ls -la"), null)
+    assert.equal(await before(hooks, WAIT, "read"), null)
+
+    // A crashed server is dormant; a new connection starts dormant.
+    server.child.kill("SIGKILL")
+    await server.exited
+    assert.equal(await before(hooks, WAIT), null, "server killed: allowed")
+    server = startMcp()
+    await handshake(server)
+    assert.equal(await before(hooks, WAIT), null, "new connection: dormant")
+    await server.request("tools/call", { name: "herdr_link", arguments: { action: "activate" } })
+    assert.ok(await before(hooks, WAIT))
+    server.child.stdin.end()
+    assert.deepEqual(await server.exited, { code: 0, signal: null })
+    assert.equal(await before(hooks, WAIT), null, "server exited: allowed")
+  } finally {
+    server.child.kill("SIGKILL")
+  }
+  assert.deepEqual(world.calls().filter((a) => a.includes("wait")), [])
+})
+
+test("outside Herdr the plugin does not even run the hook", async () => {
+  const hooks = await loadGuardPlugin()
+  const saved = process.env.HERDR_ENV
+  delete process.env.HERDR_ENV
+  try {
+    assert.equal(await before(hooks, WAIT), null)
+  } finally {
+    if (saved !== undefined) process.env.HERDR_ENV = saved
+  }
+})
