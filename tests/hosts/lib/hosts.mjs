@@ -195,7 +195,7 @@ function opencodeRoute(name, { plugin }) {
       preinstallPluginPackage(join(sb.xdg.config, "opencode"))
       preinstallPluginPackage(join(sb.project, ".opencode"))
       // Anything still fetched from npm goes to the model server (404), never outside.
-      sb.file("home/.npmrc", `registry=${model.url}/npm/\n`)
+      sb.file("home/.npmrc", `registry=${model.url}/npm/\noffline=true\nfetch-retries=0\n`)
       return {
         cmd: bin("opencode-linux-x64/bin/opencode"),
         args: (prompt) => ["run", "--format", "json", prompt],

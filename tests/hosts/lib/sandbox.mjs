@@ -189,6 +189,7 @@ export class Sandbox {
 
   cleanup() {
     this.leftovers()
+    if (process.env.HERDR_E2E_KEEP === "1") return console.log(`# kept ${this.root}`)
     rmSync(this.root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
   }
 }
