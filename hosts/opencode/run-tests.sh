@@ -6,6 +6,7 @@
 # Env:
 #   HERDR_LINK_LIB  the built library (default: $CARGO_TARGET_DIR or ../../target, release/)
 #   HERDR_FAKE_BIN  the fake `herdr` binary (same default directory)
+#   HERDR_LINK_BIN  the `herdr-link` binary (same default directory; the MCP-route guard test)
 # Anything missing is an error, never a skip.
 set -euo pipefail
 
@@ -26,11 +27,14 @@ case "$(uname -s)" in
 esac
 HERDR_LINK_LIB="${HERDR_LINK_LIB:-$target/release/$libname}"
 HERDR_FAKE_BIN="${HERDR_FAKE_BIN:-$target/release/herdr}"
+HERDR_LINK_BIN="${HERDR_LINK_BIN:-$target/release/herdr-link}"
 [ -f "$HERDR_LINK_LIB" ] || fail "library not found: $HERDR_LINK_LIB (build it: cargo build --release; or set HERDR_LINK_LIB)"
+[ -x "$HERDR_LINK_BIN" ] || fail "herdr-link not found: $HERDR_LINK_BIN (build it: cargo build --release; or set HERDR_LINK_BIN)"
 [ -x "$HERDR_FAKE_BIN" ] || fail "fake herdr not found: $HERDR_FAKE_BIN (build it: cargo build --release -p fake-herdr; or set HERDR_FAKE_BIN)"
 HERDR_LINK_LIB="$(cd "$(dirname "$HERDR_LINK_LIB")" && pwd)/$(basename "$HERDR_LINK_LIB")"
 HERDR_FAKE_BIN="$(cd "$(dirname "$HERDR_FAKE_BIN")" && pwd)/$(basename "$HERDR_FAKE_BIN")"
-export HERDR_LINK_LIB HERDR_FAKE_BIN
+HERDR_LINK_BIN="$(cd "$(dirname "$HERDR_LINK_BIN")" && pwd)/$(basename "$HERDR_LINK_BIN")"
+export HERDR_LINK_LIB HERDR_FAKE_BIN HERDR_LINK_BIN
 
 cd "$here"
 npm ci --no-audit --no-fund

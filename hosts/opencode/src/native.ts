@@ -20,7 +20,15 @@ export interface HerdrLinkLibrary {
   presentation(requestJson: string): string
   /** hl_tool_call; off the JS thread where the backend allows it (koffi). */
   toolCall(requestJson: string): Promise<string>
+  /** hl_bash_guard: 0 allow, 1 block, 2 block and end the turn, with the library's reason. */
+  bashGuard(session: string, command: string): GuardVerdict
   version(): string
+}
+
+/** The outcome of hl_bash_guard (reason: null when allowed). */
+export interface GuardVerdict {
+  code: number
+  reason: string | null
 }
 
 export function libraryFileName(platform: NodeJS.Platform = process.platform): string {
@@ -93,8 +101,12 @@ interface KoffiFn {
   async(...args: unknown[]): void
 }
 interface KoffiModule {
-  load(path: string): { func(name: string, result: unknown, args: unknown[]): KoffiFn }
+  load(path: string): {
+    func(name: string, result: unknown, args: unknown[]): KoffiFn
+    func(prototype: string): KoffiFn
+  }
   disposable(type: unknown, free: (ptr: unknown) => void): unknown
+  decode(ptr: unknown, type: string, len: number): string
 }
 
 async function openWithKoffi(path: string): Promise<HerdrLinkLibrary> {
@@ -112,6 +124,9 @@ async function openWithKoffi(path: string): Promise<HerdrLinkLibrary> {
   const hlPresentation = lib.func("hl_presentation", OwnedStr, ["str"])
   const hlToolCall = lib.func("hl_tool_call", OwnedStr, ["str"])
   const hlVersion = lib.func("hl_version", "str", [])
+  const hlBashGuard = lib.func(
+    "int32_t hl_bash_guard(const char *session, const char *command, _Out_ void **reason_out)",
+  ) as KoffiFn
   return {
     path,
     backend: "koffi",
@@ -132,6 +147,17 @@ async function openWithKoffi(path: string): Promise<HerdrLinkLibrary> {
           }
         })
       }),
+    bashGuard: (session, command) => {
+      const out: unknown[] = [null]
+      const code = hlBashGuard(session, command, out) as number
+      const ptr = out[0]
+      if (!ptr) return { code, reason: null }
+      try {
+        return { code, reason: koffi.decode(ptr, "char", -1) }
+      } finally {
+        hlFree(ptr)
+      }
+    },
     version: () => expectString(hlVersion(), "hl_version"),
   }
 }
@@ -158,6 +184,7 @@ async function openWithBun(path: string): Promise<HerdrLinkLibrary> {
     hl_tool_call: { args: ["ptr"], returns: "ptr" },
     hl_free: { args: ["ptr"], returns: "void" },
     hl_version: { args: [], returns: "ptr" },
+    hl_bash_guard: { args: ["ptr", "ptr", "ptr"], returns: "i32" },
   })
   const cstr = (s: string) => Buffer.from(s + "\0", "utf8")
   const take = (ptr: unknown, what: string): string => {
@@ -177,6 +204,13 @@ async function openWithBun(path: string): Promise<HerdrLinkLibrary> {
     presentation: (req) => take(symbols.hl_presentation(cstr(req)), "hl_presentation"),
     // bun:ffi calls are synchronous; the library call runs on the JS thread.
     toolCall: async (req) => take(symbols.hl_tool_call(cstr(req)), "hl_tool_call"),
+    bashGuard: (session, command) => {
+      // One pointer-sized out slot; the library stores the reason there (or NULL).
+      const out = new BigUint64Array(1)
+      const code = symbols.hl_bash_guard(cstr(session), cstr(command), out) as number
+      const ptr = Number(out[0])
+      return { code, reason: ptr ? take(ptr, "hl_bash_guard") : null }
+    },
     version: () => {
       const ptr = symbols.hl_version()
       if (!ptr) return ""

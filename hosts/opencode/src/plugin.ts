@@ -5,7 +5,8 @@
 // forwarded to hl_tool_call with the OpenCode session id as the session key;
 // activation, dispatch, validation and the Contract all live in the library.
 // The glue adds the library's Contract text to the system prompt of active
-// sessions through `experimental.chat.system.transform`.
+// sessions through `experimental.chat.system.transform`, and runs the library's
+// Bash guard (hl_bash_guard) on every `bash` call in `tool.execute.before`.
 
 import { tool, type Hooks, type Plugin } from "@opencode-ai/plugin"
 import { loadLibrary, type HerdrLinkLibrary } from "./native.js"
@@ -123,6 +124,20 @@ export const HerdrLinkPlugin: Plugin = async () => {
       if (typeof contract !== "string" || contract === "") return
       if (output.system.some((part) => typeof part === "string" && part.includes(contract))) return
       output.system.push(contract)
+    },
+
+    // The Bash guard (hl_bash_guard) for this OpenCode session: throwing blocks the call and
+    // the model gets the library's reason. Unknown sessions never activated: always allowed.
+    "tool.execute.before": async (input, output) => {
+      if (input?.tool !== "bash") return
+      const sessionID = input.sessionID
+      if (!sessionID || !known.has(sessionID)) return
+      const command = (output?.args as { command?: unknown } | undefined)?.command
+      if (typeof command !== "string") return
+      const verdict = lib.bashGuard(sessionKey(sessionID), command)
+      if (verdict.code !== 0) {
+        throw new Error(verdict.reason ?? `herdr-link: hl_bash_guard returned ${verdict.code}`)
+      }
     },
 
     event: async ({ event }) => {

@@ -64,4 +64,15 @@ report.otherSystem = await system("bun-b")
 report.peers = await call({ action: "peers" }, "bun-a")
 report.send = await call({ action: "send", to: "worker", message: "hello from bun" }, "bun-a")
 report.badSend = await call({ action: "send", message: "no target" }, "bun-a")
+const guard = async (sessionID, command) => {
+  try {
+    await hooks["tool.execute.before"]({ tool: "bash", sessionID, callID: "c" }, { args: { command } })
+    return null
+  } catch (e) {
+    return String(e?.message ?? e)
+  }
+}
+report.guardActiveWait = await guard("bun-a", "herdr agent wait worker")
+report.guardActiveLs = await guard("bun-a", "ls")
+report.guardDormantWait = await guard("bun-b", "herdr agent wait worker")
 console.log(JSON.stringify(report))

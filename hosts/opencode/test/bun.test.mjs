@@ -4,6 +4,7 @@ import assert from "node:assert/strict"
 import { join } from "node:path"
 import { test } from "node:test"
 import { FAKE_BIN, HERE, LIB, SELF_PANE, runUnderBun, setupWorld } from "./harness.mjs"
+import { guardActive } from "./direct.mjs"
 
 test("under Bun the plugin loads through bun:ffi and serves the gateway", () => {
   const world = setupWorld()
@@ -36,4 +37,9 @@ test("under Bun the plugin loads through bun:ffi and serves the gateway", () => 
   assert.equal(prompts.length, 1)
   assert.ok(prompts[0].text.endsWith(`"message":"hello from bun"}`), prompts[0].text)
   assert.match(r.badSend.error, /^[A-Z_]+: .+/)
+  // The Bash guard through bun:ffi's out pointer: the library's reason, freed by the glue.
+  assert.equal(r.guardActiveWait, guardActive("herdr agent wait worker").reason)
+  assert.match(r.guardActiveWait, /end your turn/i)
+  assert.equal(r.guardActiveLs, null)
+  assert.equal(r.guardDormantWait, null)
 })

@@ -35,3 +35,21 @@ export function activeGatewayContract() {
   if (!res.ok) throw new Error(`direct activation failed: ${JSON.stringify(res)}`)
   return presentation({ session, style: "gateway" }).contract
 }
+
+const bashGuardFn = lib.func(
+  "int32_t hl_bash_guard(const char *session, const char *command, _Out_ void **reason_out)",
+)
+/** What the library's guard answers for `command` in an active session of the test's own. */
+export function guardActive(command) {
+  const session = directSession()
+  const res = toolCall({ session, tool: "herdr_link", input: {} })
+  if (!res.ok) throw new Error(`direct activation failed: ${JSON.stringify(res)}`)
+  const out = [null]
+  const code = bashGuardFn(session, command, out)
+  let reason = null
+  if (out[0]) {
+    reason = koffi.decode(out[0], "char", -1)
+    hlFree(out[0])
+  }
+  return { code, reason }
+}

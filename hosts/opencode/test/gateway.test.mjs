@@ -35,7 +35,13 @@ test("the module exports one plugin function, as a named and as the default expo
 test("registers only the herdr_link gateway, the system transform, and no tool.definition hook", async () => {
   const hooks = await initPlugin(world.dir)
   assert.deepEqual(Object.keys(hooks.tool), ["herdr_link"])
-  assert.deepEqual(Object.keys(hooks).sort(), ["dispose", "event", "experimental.chat.system.transform", "tool"])
+  assert.deepEqual(Object.keys(hooks).sort(), [
+    "dispose",
+    "event",
+    "experimental.chat.system.transform",
+    "tool",
+    "tool.execute.before",
+  ])
   assert.equal(typeof hooks["experimental.chat.system.transform"], "function")
   assert.equal("tool.definition" in hooks, false)
   for (const tier1 of ["herdr_link_start", "herdr_link_peers", "herdr_link_send", "herdr_link_close"]) {
