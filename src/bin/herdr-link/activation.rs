@@ -398,6 +398,114 @@ mod tests {
         move |pid| map.get(&pid).cloned()
     }
 
+    fn temp_base(tag: &str) -> PathBuf {
+        let p = std::env::temp_dir().join(format!(
+            "herdr-link-activation-unit-{}-{tag}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        p
+    }
+
+    fn host() -> HostKey {
+        // This test process stands in for the host; its parent is irrelevant here.
+        let me = stat(std::process::id() as i32).unwrap();
+        HostKey {
+            pid: me.pid,
+            start: me.start,
+        }
+    }
+
+    #[test]
+    fn register_lookup_and_remove() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = temp_base("cycle");
+        assert_eq!(lookup_in(&base, host()), Ok(Lookup::Dormant), "no base yet");
+        let shared = Shared::register_in(&base, host(), Some("sid")).unwrap();
+        assert_eq!(
+            lookup_in(&base, host()),
+            Ok(Lookup::Dormant),
+            "registered, not active"
+        );
+        shared.mark_active().unwrap();
+        shared.mark_active().unwrap(); // idempotent
+        assert_eq!(
+            lookup_in(&base, host()),
+            Ok(Lookup::Active {
+                session: Some("sid".into())
+            })
+        );
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&base), 0o700);
+        assert_eq!(mode(&shared.path), 0o600);
+        let text = std::fs::read_to_string(&shared.path).unwrap();
+        assert_eq!(text, format!("{HEADER}\nsession sid\n{ACTIVE}\n"));
+        // Another host sees nothing.
+        let other = HostKey {
+            pid: host().pid,
+            start: host().start + 1,
+        };
+        assert_eq!(lookup_in(&base, other), Ok(Lookup::Dormant));
+        drop(shared);
+        assert_eq!(lookup_in(&base, host()), Ok(Lookup::Dormant), "removed");
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn refuses_directories_open_to_others_and_symlinks() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = temp_base("open");
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let err = Shared::register_in(&base, host(), None).unwrap_err();
+        assert!(err.contains("0700"), "{err}");
+        // A private base, but the host directory open to others.
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let dir = base.join(host().dir_name());
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(Shared::register_in(&base, host(), None).is_err());
+        let _ = std::fs::remove_dir_all(&base);
+
+        // A symlinked base is refused by both sides.
+        let real = temp_base("real");
+        std::fs::create_dir_all(&real).unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let link = temp_base("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(Shared::register_in(&link, host(), None).is_err());
+        let shared = Shared::register_in(&real, host(), None).unwrap();
+        shared.mark_active().unwrap();
+        assert!(matches!(
+            lookup_in(&real, host()),
+            Ok(Lookup::Active { .. })
+        ));
+        assert_eq!(lookup_in(&link, host()), Ok(Lookup::Dormant));
+        drop(shared);
+        let _ = std::fs::remove_file(&link);
+        let _ = std::fs::remove_dir_all(&real);
+    }
+
+    #[test]
+    fn unlocked_and_foreign_files_count_as_dormant() {
+        let base = temp_base("stale");
+        let shared = Shared::register_in(&base, host(), None).unwrap();
+        shared.mark_active().unwrap();
+        let dir = shared.path.parent().unwrap().to_path_buf();
+        // A stale file of a server that is gone: active text, but nobody holds its lock.
+        let stale = dir.join("1-1");
+        std::fs::write(&stale, format!("{HEADER}\nsession \n{ACTIVE}\n")).unwrap();
+        // A file in another format.
+        std::fs::write(dir.join("2-2"), "active\n").unwrap();
+        drop(shared);
+        assert!(
+            dir.exists(),
+            "the directory stays while other files are in it"
+        );
+        assert_eq!(lookup_in(&base, host()), Ok(Lookup::Dormant));
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
     #[test]
     fn walk_skips_shells_only() {
         let tree = fake_tree(&[
