@@ -578,3 +578,63 @@ console.log(JSON.stringify(results));
     assert_eq!(run("0"), r#"["allow","allow","allow"]"#);
     assert!(!seen.exists(), "outside Herdr the guard never runs");
 }
+
+/// The one-line export for in-process hosts: the same line in every doc that gives it (and in
+/// `setup pi`'s note), and it sets HERDR_BIN_PATH only inside Herdr and only when unset.
+#[test]
+fn herdr_bin_path_snippet_is_one_line_everywhere_and_does_what_it_says() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let line_in = |rel: &str| -> String {
+        let text = fs::read_to_string(root.join(rel)).unwrap();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("if [ \"${HERDR_ENV:-}\" = 1 ]"))
+            .collect();
+        assert_eq!(lines.len(), 1, "{rel} gives the snippet once");
+        lines[0].to_string()
+    };
+    let snippet = line_in("docs/setup.md");
+    for doc in [
+        "hosts/pi/README.md",
+        "hosts/python/README.md",
+        "hosts/opencode/README.md",
+        "hosts/c/README.md",
+    ] {
+        assert_eq!(line_in(doc), snippet, "{doc}");
+    }
+
+    let h = Home::new("snippet");
+    let herdr = h.herdr("0.8.0");
+    fs::rename(&herdr, h.root.join("bin/herdr")).unwrap();
+    let run = |env: &[(&str, &str)]| -> String {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg(format!(
+                "{snippet}\nprintf '%s' \"${{HERDR_BIN_PATH-<unset>}}\""
+            ))
+            .env_clear()
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", h.root.join("bin").display()),
+            );
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        String::from_utf8(c.output().unwrap().stdout).unwrap()
+    };
+    let ours = h.root.join("bin/herdr").display().to_string();
+    assert_eq!(run(&[("HERDR_ENV", "1")]), ours, "inside Herdr, unset: set");
+    assert_eq!(
+        run(&[("HERDR_ENV", "1"), ("HERDR_BIN_PATH", "/opt/h")]),
+        "/opt/h"
+    );
+    assert_eq!(run(&[]), "<unset>", "outside Herdr: untouched");
+    assert_eq!(run(&[("HERDR_ENV", "0")]), "<unset>");
+
+    // `setup pi` prints the same line.
+    let pi = h.write("bin/pi", "#!/bin/sh\nexit 0\n");
+    fs::set_permissions(&pi, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::create_dir_all(h.root.join("pkg")).unwrap();
+    let out = ok(&h.setup(&["pi", "--package", "pkg"]));
+    assert!(out.contains(&snippet), "{out}");
+}
