@@ -462,7 +462,7 @@ fn pi_runs_pis_own_installer() {
 
 #[test]
 fn every_subcommand_has_help_and_a_bare_call_prints_usage() {
-    for cmd in ["mcp", "doctor", "setup"] {
+    for cmd in ["mcp", "doctor", "setup", "guard"] {
         let out = Command::new(BIN).args([cmd, "--help"]).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{cmd} --help");
         let text = String::from_utf8_lossy(&out.stdout);
