@@ -273,6 +273,32 @@ mod tests {
     }
 
     #[test]
+    fn no_truncated_or_corrupted_input_blocks() {
+        // Every proper prefix of a blocking input is malformed JSON: never a block.
+        for host in [Host::Claude, Host::Codex] {
+            for end in 0..WAIT.len() {
+                let d = decide(host, &WAIT.as_bytes()[..end], active(None));
+                assert_eq!(d.block, None, "{:?}", &WAIT[..end]);
+            }
+        }
+        // Single-byte corruptions either stay a Bash call with a waiting command (a block is
+        // then right) or are allowed; none panics.
+        for i in 0..WAIT.len() {
+            for b in [b'"', b'{', b'}', 0u8, 0xff, b'x'] {
+                let mut bytes = WAIT.as_bytes().to_vec();
+                bytes[i] = b;
+                let d = decide(Host::Claude, &bytes, active(None));
+                if d.block.is_some() {
+                    let v: Value = serde_json::from_slice(&bytes).unwrap();
+                    assert_eq!(v["tool_name"], "Bash");
+                    let cmd = v["tool_input"]["command"].as_str().unwrap();
+                    assert_ne!(guard::judge(cmd), Verdict::Allow);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn opencode_shape() {
         let wait = r#"{"tool":"bash","sessionID":"ses_1","args":{"command":"herdr agent wait b"}}"#;
         let d = decide(Host::OpenCode, wait.as_bytes(), active(None));

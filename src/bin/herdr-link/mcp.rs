@@ -183,7 +183,7 @@ impl ServerHandler for LinkServer {
             tokio::task::spawn_blocking(move || tools::call(SESSION, &name, input, Some(&dir)))
                 .await
                 .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
-        if outcome.active {
+        if outcome.active && self.shared.get().is_none() {
             // Before the result goes out, so the model's next Bash call already sees it.
             let me = self.clone();
             let _ = tokio::task::spawn_blocking(move || me.share_activation()).await;
