@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The repository stands alone: clone the committed HEAD into an empty temporary directory (so
-# nothing beside it, no ../shared, no warm target/), build the library there in its own target
+# no neighbouring folders beside it, no warm target/), build the library there in its own target
 # directory and run the C ABI surface tests, which include the Contract's SHA-256 pin. One
 # `cargo test` builds the library (cdylib + rlib) and the test, with one feature resolution.
 # Uncommitted changes are not part of the clone; the cargo registry cache is reused.
