@@ -94,9 +94,16 @@ pub unsafe extern "C" fn hl_session_end(session: *const c_char) {
 }
 
 /// Runs one tool call. `request_json` is
-/// `{"session":S,"tool":T,"input":{...},"context_dir":"/abs/dir"}`; the answer is always a JSON
-/// document (`{"ok":true,"result",...}` or `{"ok":false,"error":{"code","message"},...}`) that
-/// the caller releases with `hl_free`.
+/// `{"session":S,"tool":T,"input":{...},"context_dir":"/abs/dir","style":Y}`; the answer is always
+/// a JSON document (`{"ok":true,"result",...}` or `{"ok":false,"error":{"code","message"},...}`)
+/// that the caller releases with `hl_free`.
+///
+/// `style` (optional) is the presentation style the host shows its model, as in
+/// `hl_presentation`: `"deferred"`, `"gateway"` or `"mcp"`. It decides what the gateway
+/// (`"tool":"herdr_link"`) does with an `action`: in `"gateway"` and `"mcp"` it dispatches
+/// `{"action":"start|peers|send|close","arguments":{...}}` to that capability; in `"deferred"`
+/// it only activates and ignores its input (the host registers the Tier 1 tools itself). A host
+/// that omits `style` gets dispatch; a deferred-style host must send `"style":"deferred"`.
 ///
 /// # Safety
 /// `request_json` is NULL or a valid NUL-terminated string.

@@ -31,6 +31,12 @@ impl Style {
             _ => None,
         }
     }
+
+    /// Whether the gateway of this style dispatches actions (§4.1: only the single-gateway style
+    /// and the MCP fallback offer dispatch; in the deferred style the gateway only activates).
+    pub fn dispatches(self) -> bool {
+        !matches!(self, Style::Deferred)
+    }
 }
 
 /// Which state to present.
@@ -247,47 +253,88 @@ fn mcp_gateway(active: bool) -> Tool {
     }
 }
 
+/// The single-gateway dispatcher: tiny in every state (§6: an action and an arguments object).
+/// The per-action semantics reach the model with the Contract once the session is active.
 fn dispatcher() -> Tool {
-    let mut props = serde_json::Map::new();
-    props.insert(
-        "action".into(),
-        json!({
-            "type": "string",
-            "enum": ["start", "peers", "send", "close"],
-            "description": "Capability to run; omit it (call with {}) to activate Herdr Link."
-        }),
-    );
-    props.insert("to".into(), string("send: Agent Name of the recipient."));
-    props.insert("message".into(), message_property("send: message payload."));
-    props.insert(
-        "agent".into(),
-        string("close: Agent Name whose pane to close."),
-    );
-    for (k, v) in start_properties() {
-        let d = v["description"].as_str().unwrap_or_default().to_string();
-        let mut v = v.clone();
-        v["description"] = Value::String(format!("start: {d}"));
-        props.insert(k, v);
-    }
     Tool {
         name: GATEWAY,
         description: format!(
-            "Herdr Link (herdr-link/1): the channel to the other agents of this Herdr workspace. {WHEN} Call it once with {{}} to activate it for this session. Then choose an action: \"start\" (name plus config_agent, or kind plus args; optional with or cwd, never both), \"peers\", \"send\" (to and message; also for replies) or \"close\" (agent). Close is a standalone later tool step that only closes: the caller owns the lifecycle decision, and closing sends no message."
+            "Herdr Link (herdr-link/1): the channel to the other agents of this Herdr workspace. {WHEN} Call it once with {{}} to activate it for this session; the actions and how to use them come with the activation."
         ),
-        input_schema: json!({"type": "object", "properties": props}),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "action": {
+                    "type": "string",
+                    "enum": ["start", "peers", "send", "close"],
+                    "description": "Capability to run once active; omit it (call with {}) to activate."
+                },
+                "arguments": {
+                    "type": "object",
+                    "description": "The action's arguments."
+                }
+            }
+        }),
     }
 }
 
-/// The appendix the single-gateway style adds to the Contract.
+/// One Tier 1 tool's input as an action's arguments: one line per field with its type, whether
+/// it is required, and its description.
+fn arguments_text(tool: &Tool) -> String {
+    let required: Vec<&str> = tool.input_schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let fields: Vec<String> = tool.input_schema["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(key, p)| {
+            let ty = match (p["type"].as_str(), p["items"]["type"].as_str()) {
+                (Some("array"), Some(item)) => format!("array of {item}s"),
+                (Some(t), _) => t.to_string(),
+                (None, _) => "value".to_string(),
+            };
+            let need = if required.contains(&key.as_str()) {
+                "required"
+            } else {
+                "optional"
+            };
+            let limit = match (p["maxLength"].as_u64(), p["maxItems"].as_u64()) {
+                (Some(n), _) => format!(", at most {n} characters"),
+                (_, Some(n)) => format!(", at most {n} items"),
+                _ => String::new(),
+            };
+            let description = p["description"].as_str().unwrap_or_default();
+            format!("\n    {key} ({ty}, {need}{limit}): {description}")
+        })
+        .collect();
+    if fields.is_empty() {
+        "\n  No arguments.".to_string()
+    } else {
+        format!("\n  Arguments:{}", fields.concat())
+    }
+}
+
+/// The appendix the single-gateway style adds to the Contract: the full semantics and argument
+/// schema of every action, generated from the Tier 1 definitions (§4.6: the rules mapped
+/// completely onto the gateway actions).
 fn gateway_appendix() -> String {
-    format!(
-        "In this runtime every active capability goes through the single herdr_link gateway tool, chosen by its action argument:\n\
-         - action \"start\": {START_DESCRIPTION} Needs name plus config_agent, or kind plus args; optional with or cwd.\n\
-         - action \"peers\": list the live same-workspace Agent Names (discovery or recovery only).\n\
-         - action \"send\" with to and message: deliver a message or an ordinary reply.\n\
-         - action \"close\" with agent: {CLOSE_DESCRIPTION}\n\
-         Where the rules above name {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call herdr_link with action send, peers or close."
-    )
+    let mut s = String::from(
+        "In this runtime every active capability goes through the single herdr_link gateway tool: call herdr_link with {\"action\": <action>, \"arguments\": {...}}. The actions:",
+    );
+    for (action, tool) in ["start", "peers", "send", "close"].into_iter().zip(tier1()) {
+        s.push_str(&format!(
+            "\n- action \"{action}\" ({}): {}{}",
+            tool.name,
+            tool.description,
+            arguments_text(&tool)
+        ));
+    }
+    s.push_str(&format!(
+        "\nWhere the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call herdr_link with action start, send, peers or close."
+    ));
+    s
 }
 
 /// The appendix the MCP style adds to the Contract, for hosts that prefix tool names with
@@ -460,7 +507,7 @@ mod tests {
     }
 
     #[test]
-    fn dispatcher_schema_order() {
+    fn dispatcher_is_tiny_and_the_contract_carries_the_actions() {
         let d = dispatcher();
         let keys: Vec<_> = d.input_schema["properties"]
             .as_object()
@@ -468,20 +515,49 @@ mod tests {
             .keys()
             .cloned()
             .collect();
-        assert_eq!(
-            keys,
-            [
-                "action",
-                "to",
-                "message",
-                "agent",
-                "name",
-                "with",
-                "cwd",
-                "config_agent",
-                "kind",
-                "args"
-            ]
-        );
+        assert_eq!(keys, ["action", "arguments"]);
+        assert_eq!(tools(Style::Gateway, View::Dormant, false)[0], d);
+        assert_eq!(tools(Style::Gateway, View::Active, false)[0], d);
+        // No Tier 1 semantics while dormant: no tool description, no argument of an action.
+        let dormant = d.to_json().to_string();
+        for t in tier1() {
+            assert!(!dormant.contains(&t.description), "{}", t.name);
+        }
+        for fragment in [
+            "config_agent",
+            "cwd",
+            "\"agent\"",
+            "\"to\"",
+            "later tool step",
+            "delivery only",
+            "lifecycle",
+        ] {
+            assert!(!dormant.contains(fragment), "{fragment}");
+        }
+        // Active: the Contract's appendix gives every action's full description and arguments.
+        let contract = contract(Style::Gateway, View::Active).unwrap();
+        for t in tier1() {
+            assert!(contract.contains(&t.description), "{}", t.name);
+            for (key, p) in t.input_schema["properties"].as_object().unwrap() {
+                let d = p["description"].as_str().unwrap();
+                assert!(contract.contains(&format!("    {key} (")), "{key}");
+                assert!(contract.contains(d), "{key}: {d}");
+            }
+        }
+        assert!(contract.contains("\n    name (string, required): "));
+        assert!(contract.contains(&format!(
+            "\n    args (array of strings, optional, at most {MAX_START_ARGS} items): "
+        )));
+        assert!(contract.contains(&format!(
+            "\n    message (string, required, at most {MAX_MESSAGE_CHARS} characters): "
+        )));
+        assert!(contract.contains("- action \"close\" (herdr_link_close): "));
+    }
+
+    #[test]
+    fn only_deferred_gateways_do_not_dispatch() {
+        assert!(!Style::Deferred.dispatches());
+        assert!(Style::Gateway.dispatches());
+        assert!(Style::Mcp.dispatches());
     }
 }

@@ -13,6 +13,7 @@ use crate::herdr::Herdr;
 use crate::limits;
 use crate::oplog;
 use crate::ops;
+use crate::presentation::Style;
 use crate::protocol::{CAPABILITIES, GATEWAY, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START};
 use crate::request;
 use crate::session;
@@ -107,8 +108,16 @@ enum Route {
 }
 
 /// Decides the route from the tool name and input, before anything else happens, so a malformed
-/// request never activates a session or touches Herdr.
-fn route(tool: &str, mut input: Map<String, Value>) -> Result<(Route, Option<String>), CallError> {
+/// request never activates a session or touches Herdr. Without `dispatch` (the deferred style)
+/// the gateway only activates and its input is ignored (§4.1).
+fn route(
+    tool: &str,
+    mut input: Map<String, Value>,
+    dispatch: bool,
+) -> Result<(Route, Option<String>), CallError> {
+    if tool == GATEWAY && !dispatch {
+        return Ok((Route::Activate, None));
+    }
     if tool == GATEWAY {
         let action = match input.get("action") {
             None => return Ok((Route::Activate, None)),
@@ -152,16 +161,30 @@ fn route(tool: &str, mut input: Map<String, Value>) -> Result<(Route, Option<Str
     Ok((Route::Run(op, input), None))
 }
 
-/// Runs one tool call for `session`. `context_dir` locates the start config (default: the
-/// process working directory).
+/// Runs one tool call for `session` from a host that did not state its presentation style: the
+/// gateway dispatches actions (as in the `gateway` and `mcp` styles). `context_dir` locates the
+/// start config (default: the process working directory).
 pub fn call(
     session: &str,
     tool: &str,
     input: Map<String, Value>,
     context_dir: Option<&Path>,
 ) -> Outcome {
+    call_in_style(None, session, tool, input, context_dir)
+}
+
+/// [`call`] for a host that presents Link in `style`: the gateway dispatches actions only where
+/// that style offers dispatch ([`Style::dispatches`]); in the deferred style it only activates.
+pub fn call_in_style(
+    style: Option<Style>,
+    session: &str,
+    tool: &str,
+    input: Map<String, Value>,
+    context_dir: Option<&Path>,
+) -> Outcome {
     let started = Instant::now();
-    let (route, action) = match route(tool, input) {
+    let dispatch = style.map_or(true, Style::dispatches);
+    let (route, action) = match route(tool, input, dispatch) {
         Ok(r) => r,
         Err(e) => {
             return Outcome {
@@ -332,7 +355,9 @@ static REQUEST_SHAPE: request::Shape = request::Shape {
 /// The text is bounded (PROTOCOL.md §8.1) and parsed without building unknown fields.
 pub fn call_json(request: &str) -> Value {
     match parse_request(request) {
-        Ok((session, tool, input, dir)) => call(&session, &tool, input, dir.as_deref()).to_json(),
+        Ok((session, tool, input, dir, style)) => {
+            call_in_style(style, &session, &tool, input, dir.as_deref()).to_json()
+        }
         Err(e) => Outcome {
             result: Err(e),
             active: false,
@@ -342,7 +367,13 @@ pub fn call_json(request: &str) -> Value {
     }
 }
 
-type Parsed = (String, String, Map<String, Value>, Option<PathBuf>);
+type Parsed = (
+    String,
+    String,
+    Map<String, Value>,
+    Option<PathBuf>,
+    Option<Style>,
+);
 
 /// The `session` of a parsed request: a non-empty string of at most the documented length.
 fn session_of(obj: &Map<String, Value>) -> Result<String, String> {
@@ -384,7 +415,15 @@ fn parse_request(request: &str) -> Result<Parsed, CallError> {
         }
         Some(_) => return Err(bad("`context_dir` must be a non-empty string")),
     };
-    Ok((session, tool, input, dir))
+    let style = match obj.get("style") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_str()
+                .and_then(Style::parse)
+                .ok_or_else(|| bad("`style` must be \"deferred\", \"gateway\" or \"mcp\""))?,
+        ),
+    };
+    Ok((session, tool, input, dir, style))
 }
 
 /// The `hl_presentation` request `{"session","style","view"?}` as text in, document out.

@@ -376,4 +376,66 @@ fn input_field_errors_match_the_readme_table() {
     );
     let prompts = w.admin(&["fake", "prompts"]);
     assert_eq!(prompts.trim(), "[]", "nothing was delivered");
+
+#[test]
+fn the_gateway_dispatches_only_where_the_style_offers_it() {
+    let _g = serial();
+    let w = World::standard();
+    let a = abi();
+    let call = |session: &str, style: serde_json::Value, input: serde_json::Value| {
+        a.call_text(
+            &json!({"session": session, "tool": "herdr_link", "input": input, "style": style})
+                .to_string(),
+        )
+    };
+    let activated =
+        json!({"status": "active", "capabilities": ["start", "peers", "send", "close"]});
+
+    // Deferred (Pi): the gateway only activates. An action, inline or in arguments, known or
+    // not, is ignored: no Herdr call, nothing closed.
+    for (i, input) in [
+        json!({"action": "close", "agent": "worker-a"}),
+        json!({"action": "close", "arguments": {"agent": "worker-a"}}),
+        json!({"action": "send", "arguments": {"to": "worker-a", "message": "x"}}),
+        json!({"action": "fly"}),
+        json!({}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let s = format!("style-deferred-{i}");
+        a.start(&s);
+        let r = call(&s, json!("deferred"), input.clone());
+        assert_eq!(r["ok"], true, "{input}: {r}");
+        assert_eq!(r["result"], activated, "{input}");
+        assert!(a.active(&s));
+    }
+    assert!(w.calls().is_empty(), "{:?}", w.calls());
+    assert!(w.prompts().is_empty());
+    // Its Tier 1 tools work as ever (close's own, sequential path).
+    let r = a.call_text(
+        &json!({"session": "style-deferred-0", "tool": "herdr_link_peers", "input": {}, "style": "deferred"})
+            .to_string(),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+
+    // Gateway (OpenCode), MCP, and a host that states no style: dispatch.
+    for style in [json!("gateway"), json!("mcp"), json!(null)] {
+        let s = format!("style-{style}");
+        let r = call(&s, style.clone(), json!({"action": "peers"}));
+        assert_eq!(r["ok"], true, "{style}: {r}");
+        assert_eq!(r["result"]["self"]["name"], "brain", "{style}");
+    }
+    let r = a.tool("style-none", "herdr_link", json!({"action": "peers"}));
+    assert_eq!(r["result"]["self"]["name"], "brain");
+
+    // An unknown style is the host's mistake: INVALID_REQUEST, nothing activated or called.
+    w.clear_log();
+    for style in [json!("pi"), json!(3), json!("")] {
+        let r = call("style-bad", style.clone(), json!({"action": "peers"}));
+        assert_eq!(r["error"]["code"], "INVALID_REQUEST", "{style}: {r}");
+        assert!(r["error"]["message"].as_str().unwrap().contains("style"));
+    }
+    assert!(!a.active("style-bad"));
+    assert!(w.calls().is_empty());
 }

@@ -101,6 +101,8 @@ function registerTool(
         tool: tool.name,
         input: params ?? {},
         context_dir: ctx.cwd,
+        // Deferred style: the gateway only activates; the capabilities are the Tier 1 tools.
+        style: STYLE,
       });
       if (response.tools_changed) {
         // Additive: keep the current set and its order, append what the session now shows.

@@ -158,6 +158,23 @@ describe("inside Herdr (fake)", () => {
     assert.deepEqual(requests[1].tools, [...dormant.tools, ...TIER1]);
   });
 
+  test("the gateway never dispatches in Pi: an action given to it is ignored", async () => {
+    const argvBefore = readJsonLines(`${dirs.state}.argv.jsonl`).length;
+    const script = [
+      { tool: GATEWAY, args: { action: "close", arguments: { agent: "worker" } } },
+      { text: "ignored" },
+    ];
+    const run = await pi.prompt(script);
+    const gateway = run.toolResult(GATEWAY);
+    assert.equal(gateway.isError, false, gateway.text);
+    assert.deepEqual(JSON.parse(gateway.text), {
+      status: "active",
+      capabilities: ["start", "peers", "send", "close"],
+    });
+    const calls = readJsonLines(`${dirs.state}.argv.jsonl`).slice(argvBefore);
+    assert.deepEqual(calls, [], "the gateway made no Herdr call (nothing closed)");
+  });
+
   test("active: the Contract is appended to the system prompt; send reaches Herdr", async () => {
     const message = "hello worker, from the Pi host test";
     const script = [{ tool: "herdr_link_send", args: { to: "worker", message } }, { text: "sent" }];
