@@ -376,6 +376,7 @@ fn input_field_errors_match_the_readme_table() {
     );
     let prompts = w.admin(&["fake", "prompts"]);
     assert_eq!(prompts.trim(), "[]", "nothing was delivered");
+}
 
 #[test]
 fn the_gateway_dispatches_only_where_the_style_offers_it() {

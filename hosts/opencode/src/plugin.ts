@@ -1,7 +1,9 @@
 // OpenCode glue for herdr-link: the single-gateway presentation.
 //
 // OpenCode gets one tool, `herdr_link`, whose description and argument schema
-// come from the library (hl_presentation, style "gateway"). Every call is
+// come from the library (hl_presentation, style "gateway"): a tiny dispatcher,
+// `action` plus an `arguments` object, the same while dormant and active; the
+// per-action semantics reach the model with the Contract. Every call is
 // forwarded to hl_tool_call with the OpenCode session id as the session key;
 // activation, dispatch, validation and the Contract all live in the library.
 // The glue adds the library's Contract text to the system prompt of active
@@ -104,6 +106,7 @@ export const HerdrLinkPlugin: Plugin = async () => {
             session: register(context.sessionID),
             tool: GATEWAY_TOOL,
             input: args ?? {},
+            style: STYLE, // single-gateway: the library dispatches the action
           }
           if (context.directory) request.context_dir = context.directory
           const response = parseJson<CallResponse>(await lib.toolCall(JSON.stringify(request)), "hl_tool_call")

@@ -62,8 +62,8 @@ report.activate = await call({}, "bun-a")
 report.activeSystem = await system("bun-a")
 report.otherSystem = await system("bun-b")
 report.peers = await call({ action: "peers" }, "bun-a")
-report.send = await call({ action: "send", to: "worker", message: "hello from bun" }, "bun-a")
-report.badSend = await call({ action: "send", message: "no target" }, "bun-a")
+report.send = await call({ action: "send", arguments: { to: "worker", message: "hello from bun" } }, "bun-a")
+report.badSend = await call({ action: "send", arguments: { message: "no target" } }, "bun-a")
 const guard = async (sessionID, command) => {
   try {
     await hooks["tool.execute.before"]({ tool: "bash", sessionID, callID: "c" }, { args: { command } })

@@ -43,7 +43,7 @@ test("action send delivers one prompt with the Link envelope", async () => {
   const hooks = await initPlugin(world.dir)
   const res = await callJson(
     hooks,
-    { action: "send", to: "worker", message: "hello from opencode" },
+    { action: "send", arguments: { to: "worker", message: "hello from opencode" } },
     { sessionID: "s_send", directory: world.dir },
   )
   assert.equal(res.status, "sent")
@@ -69,7 +69,7 @@ test("action start (explicit) creates a new tab in the context directory and sta
   const hooks = await initPlugin(world.dir)
   const res = await callJson(
     hooks,
-    { action: "start", name: "helper", kind: "pi", args: ["--model", "m1"] },
+    { action: "start", arguments: { name: "helper", kind: "pi", args: ["--model", "m1"] } },
     { sessionID: "s_start", directory: project },
   )
   assert.deepEqual(res, { status: "started", agent: "helper", kind: "pi" })
@@ -109,7 +109,7 @@ test("action start (configured) finds .agents/agent_config.json through context.
 
   // Same call from a directory without the config file: the library cannot find it.
   await assert.rejects(
-    callJson(hooks, { action: "start", name: "rev1", config_agent: "reviewer" }, { sessionID: "s_cfg", directory: world.dir }),
+    callJson(hooks, { action: "start", arguments: { name: "rev1", config_agent: "reviewer" } }, { sessionID: "s_cfg", directory: world.dir }),
     (err) => {
       assert.match(err.message, /^START_CONFIG_NOT_FOUND: /)
       return true
@@ -118,7 +118,7 @@ test("action start (configured) finds .agents/agent_config.json through context.
 
   const res = await callJson(
     hooks,
-    { action: "start", name: "rev1", config_agent: "reviewer" },
+    { action: "start", arguments: { name: "rev1", config_agent: "reviewer" } },
     { sessionID: "s_cfg", directory: project },
   )
   assert.deepEqual(res, { status: "started", agent: "rev1", kind: "pi" })
@@ -135,7 +135,7 @@ test("action close closes the named agent's live pane", async () => {
     ],
   })
   const hooks = await initPlugin(world.dir)
-  const res = await callJson(hooks, { action: "close", agent: "worker" }, { sessionID: "s_close", directory: world.dir })
+  const res = await callJson(hooks, { action: "close", arguments: { agent: "worker" } }, { sessionID: "s_close", directory: world.dir })
   assert.deepEqual(res, { status: "closed", agent: "worker" })
   const closes = world.calls().filter((a) => a[0] === "pane" && a[1] === "close")
   assert.deepEqual(closes, [["pane", "close", "w1:p4"]])
@@ -150,8 +150,8 @@ test("parallel tool calls of one session all complete (library calls run off the
   const o = { sessionID: "s_parallel", directory: world.dir }
   const results = await Promise.all([
     callJson(hooks, { action: "peers" }, o),
-    callJson(hooks, { action: "send", to: "worker", message: "one" }, o),
-    callJson(hooks, { action: "send", to: "worker", message: "two" }, o),
+    callJson(hooks, { action: "send", arguments: { to: "worker", message: "one" } }, o),
+    callJson(hooks, { action: "send", arguments: { to: "worker", message: "two" } }, o),
     callJson(hooks, {}, o),
   ])
   assert.deepEqual(results[0].peers.map((p) => p.name), ["worker"])

@@ -63,9 +63,7 @@ test("the tool description and argument schema are the library's, converted to z
 
   // Same keys in the same order.
   assert.deepEqual(Object.keys(def.args), Object.keys(lib.input_schema.properties))
-  assert.deepEqual(Object.keys(def.args), [
-    "action", "to", "message", "agent", "name", "with", "cwd", "config_agent", "kind", "args",
-  ])
+  assert.deepEqual(Object.keys(def.args), ["action", "arguments"])
 
   // What OpenCode sends the model (zod -> JSON Schema) matches the library's schema.
   const sent = z.toJSONSchema(z.object(def.args))
@@ -86,10 +84,52 @@ test("the action enum accepts start/peers/send/close or nothing and rejects acti
   for (const ok of [{}, { action: "peers" }, { action: "send" }, { action: "start" }, { action: "close" }]) {
     assert.equal(schema.safeParse(ok).success, true, JSON.stringify(ok))
   }
-  for (const bad of [{ action: "activate" }, { action: "wait" }, { action: 1 }, { to: 5 }, { args: "x" }]) {
+  for (const bad of [{ action: "activate" }, { action: "wait" }, { action: 1 }, { arguments: "x" }, { arguments: ["x"] }]) {
     assert.equal(schema.safeParse(bad).success, false, JSON.stringify(bad))
   }
-  assert.equal(schema.safeParse({ to: "a", message: "m", agent: "b", args: ["x"] }).success, true)
+  const send = { action: "send", arguments: { to: "a", message: "m" } }
+  assert.deepEqual(schema.safeParse(send).data, send, "the arguments object reaches the library whole")
+  const start = { action: "start", arguments: { name: "n", kind: "pi", args: ["--x"] } }
+  assert.deepEqual(schema.safeParse(start).data, start)
+})
+
+test("the dispatcher is tiny in every state; the per-action semantics arrive with the Contract", async () => {
+  const hooks = await initPlugin(world.dir)
+  const def = hooks.tool.herdr_link
+  // One static definition (OpenCode has no per-session tool API): action + an arguments object,
+  // and a description with no Tier 1 semantics.
+  assert.deepEqual(Object.keys(def.args), ["action", "arguments"])
+  for (const tier1 of ["config_agent", "cwd", "kind", "later tool step", "delivery only", "lifecycle", "Closing sends no message"]) {
+    assert.ok(!def.description.includes(tier1), `dormant description mentions "${tier1}"`)
+  }
+  const dormant = (await systemFor(hooks, "ses_tiny")).join("\n")
+  assert.ok(!dormant.includes("Arguments:"), "nothing about actions while dormant")
+
+  await callJson(hooks, {}, opts("ses_tiny"))
+  assert.deepEqual(Object.keys(hooks.tool.herdr_link.args), ["action", "arguments"], "same tool once active")
+  const contract = (await systemFor(hooks, "ses_tiny")).at(-1)
+  assert.ok(contract.startsWith(CONTRACT_FIRST_LINE))
+  for (const fragment of [
+    '{"action": <action>, "arguments": {...}}',
+    '- action "start" (herdr_link_start): ',
+    "    name (string, required): ",
+    "    config_agent (string, optional): ",
+    "    args (array of strings, optional): ",
+    '- action "peers" (herdr_link_peers): ',
+    '- action "send" (herdr_link_send): ',
+    "    to (string, required): ",
+    "    message (string, required): ",
+    '- action "close" (herdr_link_close): ',
+    "    agent (string, required): ",
+    '"sent" is delivery only',
+    "Closing sends no message",
+  ]) {
+    assert.ok(contract.includes(fragment), `active Contract lacks ${JSON.stringify(fragment)}`)
+  }
+
+  // A model following it: the arguments object goes through OpenCode's schema to the library.
+  const peers = await callJson(hooks, { action: "peers", arguments: {} }, opts("ses_tiny"))
+  assert.equal(peers.self.name, "brain")
 })
 
 test("{} activates the session, is idempotent, and the Contract appears exactly once", async () => {
@@ -211,13 +251,13 @@ test("an unknown action is rejected: by the schema in OpenCode, by the library i
 test("errors are thrown with the library's CODE: reason text", async () => {
   const hooks = await initPlugin(world.dir)
   const cases = [
-    { action: "send", message: "no recipient" },
-    { action: "send", to: "ghost", message: "hi" },
-    { action: "send", to: "worker" },
+    { action: "send", arguments: { message: "no recipient" } },
+    { action: "send", arguments: { to: "ghost", message: "hi" } },
+    { action: "send", arguments: { to: "worker" } },
     { action: "close" },
-    { action: "close", agent: "ghost" },
+    { action: "close", arguments: { agent: "ghost" } },
     { action: "start" },
-    { action: "start", name: "x1", config_agent: "a", kind: "pi", args: [] },
+    { action: "start", arguments: { name: "x1", config_agent: "a", kind: "pi", args: [] } },
   ]
   for (const args of cases) {
     const expected = toolCall({ session: directSession(), tool: "herdr_link", input: args, context_dir: world.dir })
@@ -230,7 +270,7 @@ test("errors are thrown with the library's CODE: reason text", async () => {
       return true
     })
   }
-  const ghost = await callJson(hooks, { action: "send", to: "ghost", message: "hi" }, opts("ses_err")).catch((e) => e)
+  const ghost = await callJson(hooks, { action: "send", arguments: { to: "ghost", message: "hi" } }, opts("ses_err")).catch((e) => e)
   assert.equal(ghost.message, "PEER_NOT_FOUND: target agent is not a live peer")
   assert.equal(world.prompts().length, 0, "nothing was delivered")
 })
