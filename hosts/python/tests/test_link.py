@@ -142,6 +142,16 @@ class InsideHerdr(unittest.TestCase):
 
             via_gateway = s.tool_call("herdr_link", {"action": "peers"})
             self.assertEqual(via_gateway, peers)
+            for style in ("gateway", Style.MCP):
+                self.assertEqual(s.tool_call("herdr_link", {"action": "peers"}, style=style), peers)
+            # A deferred-style host's gateway only activates: the action is ignored.
+            before = len(self.world.calls())
+            activated = s.tool_call("herdr_link", {"action": "close", "arguments": {"agent": "reviewer"}},
+                                    style=Style.DEFERRED)
+            self.assertEqual(activated["status"], "active")
+            self.assertEqual(len(self.world.calls()), before, "no Herdr call")
+            with self.assertRaises(InvalidRequest):
+                s.tool_call("herdr_link", {}, style="pi")
 
             closed = s.tool_call("herdr_link_close", {"agent": "reviewer"})
             self.assertEqual(closed, {"status": "closed", "agent": "reviewer"})

@@ -325,18 +325,24 @@ class Link:
         tool: str,
         input: Optional[Mapping[str, Any]] = None,
         context_dir: Optional[PathLike] = None,
+        style: Optional[Union[Style, str]] = None,
     ) -> Dict[str, Any]:
         """Runs one tool call and returns its result object.
 
         Raises :class:`LinkError` for a Link failure and :class:`InvalidRequest` (a
         ``ValueError``) for a malformed request. `context_dir` is where ``herdr_link_start``
         looks for ``.agents/agent_config.json`` (default: the process working directory).
+        `style` is the presentation style the host shows its model: the gateway dispatches an
+        ``action`` in the gateway and MCP styles and when no style is given, and only activates
+        in the deferred style.
         """
         request: Dict[str, Any] = {
             "session": _session_key(session).decode("utf-8"),
             "tool": _c_string(tool, "tool").decode("utf-8"),
             "input": _input_object(input),
         }
+        if style is not None:
+            request["style"] = _style_name(style)
         if context_dir is not None:
             directory = os.fsdecode(os.fspath(context_dir))
             _c_string(directory, "context_dir", allow_empty=False)
@@ -438,9 +444,10 @@ class Session:
         tool: str,
         input: Optional[Mapping[str, Any]] = None,
         context_dir: Optional[PathLike] = None,
+        style: Optional[Union[Style, str]] = None,
     ) -> Dict[str, Any]:
         """See :meth:`Link.tool_call`."""
-        return self.link.tool_call(self.key, tool, input, context_dir)
+        return self.link.tool_call(self.key, tool, input, context_dir, style)
 
     def bash_guard(self, command: Union[str, bytes]) -> Verdict:
         """See :meth:`Link.bash_guard`."""
