@@ -346,12 +346,13 @@ static INPUT_SHAPE: request::Shape = request::Shape {
 };
 
 static REQUEST_SHAPE: request::Shape = request::Shape {
-    values: &["session", "tool", "context_dir"],
+    values: &["session", "tool", "context_dir", "style"],
     objects: &[("input", &INPUT_SHAPE)],
     keep_other_names: false,
 };
 
-/// The C ABI request `{"session","tool","input","context_dir"}` as text in, response JSON out.
+/// The C ABI request `{"session","tool","input","context_dir","style"}` as text in, response JSON
+/// out.
 /// The text is bounded (PROTOCOL.md §8.1) and parsed without building unknown fields.
 pub fn call_json(request: &str) -> Value {
     match parse_request(request) {
