@@ -489,6 +489,15 @@ fn min_herdr_version_matches_the_supported_versions_table() {
     assert!(section.contains(&format!(
         "`min_herdr_version` in [`herdr-plugin.toml`](herdr-plugin.toml) is {min}"
     )));
+    // The export it gives is the one line every other doc gives (docs/setup.md).
+    let snippet = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains("export HERDR_BIN_PATH=\"$(command -v herdr)\""))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(snippet(section), snippet(&read("docs/setup.md")));
+    assert_eq!(snippet(section).len(), 1);
     // Every version the fake Herdr plays is in the table.
     for v in ["0.8.0", "0.8.2"] {
         assert!(versions.contains(&v));
