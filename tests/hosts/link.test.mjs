@@ -50,12 +50,6 @@ const EXPOSURE = {
   },
 }
 
-/**
- * Whether `herdr-link mcp` delivers the Contract on activation yet (issue 12, hooks helper: the
- * activation result's second text block and the active gateway description). Until it does,
- * MCP routes report what they saw instead of asserting it; the plugin route always asserts.
- */
-const MCP_CONTRACT_LANDED = false
 
 test("the runs are isolated from the network, and an outside attempt is caught", async () => {
   if (IN_NETNS) assert.deepEqual(interfaces(), ["lo"], "run.sh's network namespace must hold only lo")
@@ -101,11 +95,8 @@ for (const route of [claude, claudeInline, codex, opencodeMcp, opencodePlugin].f
       // The Contract reaches the model after activation.
       const after = run.requests.slice(act)
       const contractSeen = after.some(holdsContract)
-      if (!MCP_CONTRACT_LANDED && route !== opencodePlugin) {
-        console.log(`# ${route.name}: Contract after activation: ${contractSeen ? "seen" : "NOT seen (pending issue 12)"}`)
-      } else {
-        assert.ok(contractSeen, `the Contract never reached the model after activation\n${run.describe()}`)
-      }
+      // (MCP routes: the activation result and the active gateway; the plugin: the system prompt)
+      assert.ok(contractSeen, `the Contract never reached the model after activation\n${run.describe()}`)
 
       // Peers: same-workspace only.
       const peers = jsonOf(steps[1].output)

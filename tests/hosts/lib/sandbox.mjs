@@ -149,6 +149,7 @@ export class Sandbox {
   run(cmd, args, { env, cwd = this.project, timeoutMs = 90_000 } = {}) {
     return new Promise((resolvePromise) => {
       const child = spawn(cmd, args, { cwd, env: env ?? this.env(), detached: true, stdio: ["ignore", "pipe", "pipe"] })
+      running.add(child.pid)
       const out = []
       const err = []
       child.stdout.on("data", (c) => out.push(c))
@@ -162,6 +163,7 @@ export class Sandbox {
       child.on("close", (code, signal) => {
         clearTimeout(timer)
         killGroup(child.pid)
+        running.delete(child.pid)
         watch.poll()
         watch.stop()
         resolvePromise({
@@ -192,6 +194,19 @@ export class Sandbox {
     if (process.env.HERDR_E2E_KEEP === "1") return console.log(`# kept ${this.root}`)
     rmSync(this.root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
   }
+}
+
+// Host process groups still running: killed if this test process ends early, so no host
+// outlives its test run.
+const running = new Set()
+process.on("exit", () => {
+  for (const pid of running) killGroup(pid)
+})
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+  process.once(signal, () => {
+    for (const pid of running) killGroup(pid)
+    process.kill(process.pid, signal)
+  })
 }
 
 function killGroup(pid) {
