@@ -372,6 +372,21 @@ fn cli_rejections_map_to_operation_codes() {
         "PEER_NOT_FOUND"
     );
     assert_eq!(w.calls(), ["agent get w1:p1", "agent get worker-a"]);
+    // agent_not_found from the prompt itself (the target left after it was resolved): also
+    // PEER_NOT_FOUND, kept from the reference adapter (PROTOCOL.md appendix).
+    w.admin(&["fake", "faults", "--clear"]);
+    let err = json!({"error": {"code": "agent_not_found", "message": "agent target worker-a not found"}, "id": "cli:agent:prompt"}).to_string();
+    w.fault("agent", "prompt", &["--exit", "1", "--stderr", &err]);
+    w.clear_log();
+    assert_eq!(
+        err_code(&a.tool(
+            "rej",
+            "herdr_link_send",
+            json!({"to": "worker-a", "message": "m"})
+        )),
+        "PEER_NOT_FOUND"
+    );
+    assert_eq!(w.calls().len(), 3, "{:?}", w.calls());
 }
 
 #[test]

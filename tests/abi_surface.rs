@@ -47,12 +47,17 @@ fn contract_digest_check_catches_a_one_byte_change() {
 }
 
 #[test]
-fn protocol_md_close_wording() {
+fn protocol_md_close_rule_follows_the_specification() {
     let text =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/PROTOCOL.md")).unwrap();
-    let lower = text.to_lowercase();
-    assert!(!lower.contains("final message"));
-    assert!(!lower.contains("send first"));
+    let close = &text[text.find("### 4.5").unwrap()..text.find("### 4.6").unwrap()];
+    // §4.5 rule 1 of the specification, restated.
+    assert!(
+        close.contains("  1. if the caller needs to send a final message, it must first wait for `herdr_link_send` to return `status=sent`, and only then call `herdr_link_close` in a later tool step;"),
+        "{close}"
+    );
+    // The model-facing close guidance says it in other words, never "final message"
+    // (presentation::tests::descriptions_carry_the_rules).
 }
 
 #[test]
