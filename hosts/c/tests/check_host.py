@@ -225,6 +225,12 @@ def scenario(exe):
         r = brain.call("brain-1", "herdr_link", {"action": "peers"})
         check(r.get("ok") is True and r["result"]["peers"][0]["name"] == "reviewer",
               "gateway action peers", r)
+        r = brain.call("brain-1", "herdr_link", {"action": "peers"}, style="gateway")
+        check(r.get("ok") is True and "peers" in r["result"], "gateway style dispatches", r)
+        r = brain.call("brain-1", "herdr_link", {"action": "close", "arguments": {"agent": "reviewer"}},
+                       style="deferred")
+        check(r.get("result") == {"status": "active", "capabilities": ["start", "peers", "send", "close"]},
+              "deferred style: the gateway only activates (nothing closed)", r)
 
         # Send reaches the fake's prompt log.
         message = 'Please review src/net.rs — "retry" loop ✓'
