@@ -97,6 +97,15 @@ for (const route of [claude, claudeInline, codex, opencodeMcp, opencodePlugin].f
       const contractSeen = after.some(holdsContract)
       // (MCP routes: the activation result and the active gateway; the plugin: the system prompt)
       assert.ok(contractSeen, `the Contract never reached the model after activation\n${run.describe()}`)
+      if (route === opencodePlugin) {
+        // Single gateway: tiny while dormant; every action's semantics arrive with activation,
+        // in the system prompt.
+        const gatewayText = (r) => JSON.stringify(r.body.tools.find((t) => t.function?.name === "herdr_link"))
+        for (const r of before) assert.doesNotMatch(gatewayText(r), /config_agent/, "the dormant gateway carries per-action arguments")
+        const system = run.requests.at(-1).conversation.system
+        for (const action of ["start", "peers", "send", "close"]) assert.match(system, new RegExp(`action "${action}"`), `no "${action}" semantics in the active system prompt`)
+        assert.match(system, /config_agent/)
+      }
 
       // Peers: same-workspace only.
       const peers = jsonOf(steps[1].output)

@@ -68,6 +68,9 @@ export async function runRoute(route, goals, opts = {}) {
     requests: model.requests,
     async done() {
       await model.close()
+      if (process.env.HERDR_E2E_KEEP === "1") {
+        sb.file("requests.jsonl", model.requests.map((r) => JSON.stringify({ path: r.path, body: r.body, decision: r.decision })).join("\n"))
+      }
       const left = sb.leftovers()
       sb.cleanup()
       assert.deepEqual(left, [], `processes of the ${route.name} run survived its teardown: ${left.join(", ")}`)
