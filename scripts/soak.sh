@@ -11,12 +11,18 @@
 #   HERDR_LINK_SOAK_SPAWN_EVERY=50 HERDR_LINK_SOAK_SEED=7 scripts/soak.sh
 #
 # The report is also written to $HERDR_LINK_SOAK_REPORT (default target/soak-report.txt).
+#
+# MALLOC_MMAP_THRESHOLD_=131072 (unless already set) pins glibc's mmap threshold: otherwise the
+# first freed large buffer raises it, and the Herdr driver's output buffers (up to 8 MiB each,
+# the output cap, on 16 threads at once when faults print 16 MB) are then kept by the per-thread
+# malloc arenas, so RSS plateaus near threads x 8 MiB instead of returning to its start level,
+# which would hide a leak behind the plateau. BENCHMARKS.md reports a run without it too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-$(pwd)/target}/release"
 export HERDR_LINK_SOAK_REPORT="${HERDR_LINK_SOAK_REPORT:-$target/../soak-report.txt}"
+export MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_-131072}"
 cargo build --release -p fake-herdr
-cargo build --release
 export HERDR_FAKE_BIN="$target/herdr"
 unset HERDR_LINK_LIB
 echo "soak: ${HERDR_LINK_SOAK_CALLS:-1000000} calls, 1 in ${HERDR_LINK_SOAK_SPAWN_EVERY:-200} spawning, seed ${HERDR_LINK_SOAK_SEED:-14}"

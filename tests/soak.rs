@@ -373,6 +373,8 @@ fn soak_with_fault_storm() {
     let stats = Stats::default();
     let t0 = Instant::now();
     let mut mid = Vec::new();
+    // RSS when half of the calls were made: growth after it tells a leak from a plateau.
+    let mut half_rss = None;
     std::thread::scope(|s| {
         for t in 0..THREADS {
             let (w, stats) = (&w, &stats);
@@ -385,6 +387,9 @@ fn soak_with_fault_storm() {
         {
             std::thread::sleep(Duration::from_secs(5));
             let g = gauges();
+            if half_rss.is_none() && stats.calls.load(Ordering::Relaxed) >= total / 2 {
+                half_rss = Some(g.rss_kib);
+            }
             mid.push(format!(
                 "t={:>4}s calls={} rss={}KiB fds={} threads={} children={}",
                 t0.elapsed().as_secs(),
@@ -439,7 +444,7 @@ fn soak_with_fault_storm() {
          {} faults injected {kinds:?}\n\
          start: {start:?}\n\
          end:   {end:?}\n\
-         RSS {:+} KiB, fds {:+}, threads {:+}\n\
+         RSS {:+} KiB (over the second half of the calls: {:+} KiB), fds {:+}, threads {:+}\n\
          codes: {:?}\n\
          Herdr calls in the operator log: {herdr_calls} (max {herdr_max_ms:.1} ms; outcomes {outcomes:?})\n\
          slowest quick call: {} µs; spawning calls' worst time past their limits: {} µs\n\
@@ -448,6 +453,7 @@ fn soak_with_fault_storm() {
         stats.spawning.load(Ordering::Relaxed),
         faults.len(),
         end.rss_kib as i64 - start.rss_kib as i64,
+        end.rss_kib as i64 - half_rss.unwrap_or(start.rss_kib) as i64,
         end.fds as i64 - start.fds as i64,
         end.threads as i64 - start.threads as i64,
         stats.codes.lock().unwrap(),
