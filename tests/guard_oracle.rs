@@ -10,7 +10,10 @@ mod oracle;
 
 #[test]
 fn oracle_agrees_with_every_label() {
-    let cases: Vec<corpus::Case> = corpus::all().into_iter().filter(|c| c.hand.is_none()).collect();
+    let cases: Vec<corpus::Case> = corpus::all()
+        .into_iter()
+        .filter(|c| c.hand.is_none())
+        .collect();
     let oracle = oracle::Oracle::new();
     let cmds: Vec<String> = cases.iter().map(|c| c.cmd.clone()).collect();
     let outs = oracle.run(&cmds, 64);
@@ -34,7 +37,11 @@ fn oracle_agrees_with_every_label() {
         cases.len(),
         wrong.join("\n")
     );
-    assert!(cases.len() >= 300, "only {} oracle-checked commands", cases.len());
+    assert!(
+        cases.len() >= 300,
+        "only {} oracle-checked commands",
+        cases.len()
+    );
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! wrappers, recognises Herdr and judges its argv, and re-parses the scripts
 //! handed to shells, `eval`, `env -S`, `watch`, `find -exec` and `xargs`.
 
-use super::lexer::{Parser, Stop, ASSIGN, DYN, GLOB, HVAR, R, SPLIT, S_ANY, S_ONE, S_STAR};
+use super::lexer::{
+    Parser, Stop, ASSIGN, BRACE, DYN, GLOB, HVAR, NODASH, QUOTED, R, SPLIT, S_ANY, S_ONE, S_STAR,
+};
 use super::Verdict;
 
 /// One word of a simple command: its value (with sentinels) and flags.
@@ -10,6 +12,8 @@ use super::Verdict;
 pub(super) struct W<'a> {
     pub(super) b: &'a [u8],
     pub(super) f: u16,
+    /// The word's source text (empty for a word the analysis made up).
+    pub(super) raw: &'a [u8],
 }
 
 /// A word standing for one unknown argument.
@@ -17,8 +21,16 @@ const ANY: &[u8] = &[S_ANY];
 
 /// Shells whose `-c` script is analysed.
 const SHELLS: &[&[u8]] = &[
-    b"sh", b"bash", b"zsh", b"dash", b"ksh", b"ash", b"mksh", b"yash", b"posh", b"fish",
+    b"sh", b"bash", b"rbash", b"zsh", b"dash", b"ksh", b"ash", b"mksh", b"yash", b"posh", b"fish",
+    b"ksh93", b"pdksh", b"oksh", b"lksh", b"bash5", b"tcsh", b"csh",
 ];
+
+/// Paths through which a shell or `source` reads its standard input.
+const STDIN_PATHS: &[&[u8]] = &[b"/dev/stdin", b"/dev/fd/0", b"/proc/self/fd/0"];
+
+/// Most words a brace expansion may produce before the analysis gives up
+/// on it (and judges the words as unknown).
+const BRACE_LIMIT: usize = 256;
 
 /// Options of `herdr agent prompt` that make it wait (also as `--opt=value`).
 const WAIT_OPTS: &[(&[u8], &[u8])] = &[
@@ -47,6 +59,260 @@ impl W<'_> {
     fn may(self, lit: &[u8]) -> bool {
         self.split() || pat_match(self.b, lit, false)
     }
+
+    /// An unquoted reserved word `lit` (a quoted `"if"` is a command name).
+    fn reserved(self, lit: &[u8]) -> bool {
+        self.f & QUOTED == 0 && self.is(lit)
+    }
+}
+
+/// Bash brace expansion of one word's source text (quotes, `${...}`,
+/// `$(...)` and backquotes respected). `None` when it would produce more
+/// than [`BRACE_LIMIT`] words.
+pub(super) fn brace_expand(raw: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    expand_into(raw, &mut out, 0)?;
+    Some(out)
+}
+
+/// Index after the quoted or substituted part that starts at `i`, if one
+/// does (`'...'`, `"..."`, `\x`, `` `...` ``, `${...}`, `$(...)`).
+fn skip_quoted(raw: &[u8], i: usize) -> Option<usize> {
+    let find = |from: usize, close: u8| -> usize {
+        let mut k = from;
+        while k < raw.len() {
+            if raw[k] == b'\\' && close != b'\'' {
+                k += 2;
+                continue;
+            }
+            if raw[k] == close {
+                return k + 1;
+            }
+            k += 1;
+        }
+        raw.len()
+    };
+    let nest = |from: usize, open: u8, close: u8| -> usize {
+        let mut depth = 1u32;
+        let mut k = from;
+        while k < raw.len() {
+            match raw[k] {
+                b'\\' => k += 1,
+                c if c == open => depth += 1,
+                c if c == close => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return k + 1;
+                    }
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+        raw.len()
+    };
+    match raw[i] {
+        b'\\' => Some((i + 2).min(raw.len())),
+        b'\'' => Some(find(i + 1, b'\'')),
+        b'"' => Some(find(i + 1, b'"')),
+        b'`' => Some(find(i + 1, b'`')),
+        b'$' => match raw.get(i + 1) {
+            Some(b'{') => Some(nest(i + 2, b'{', b'}')),
+            Some(b'(') => Some(nest(i + 2, b'(', b')')),
+            Some(b'\'') => Some(find(i + 2, b'\'')),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn expand_into(raw: &[u8], out: &mut Vec<Vec<u8>>, depth: u32) -> Option<()> {
+    if depth > 32 {
+        return None;
+    }
+    let mut i = 0;
+    while i < raw.len() {
+        if let Some(next) = skip_quoted(raw, i) {
+            i = next;
+            continue;
+        }
+        if raw[i] == b'{' {
+            // The matching `}` and the top-level commas.
+            let mut k = i + 1;
+            let mut level = 0u32;
+            let mut commas = Vec::new();
+            let mut close = None;
+            while k < raw.len() {
+                if let Some(next) = skip_quoted(raw, k) {
+                    k = next;
+                    continue;
+                }
+                match raw[k] {
+                    b'{' => level += 1,
+                    b'}' if level == 0 => {
+                        close = Some(k);
+                        break;
+                    }
+                    b'}' => level -= 1,
+                    b',' if level == 0 => commas.push(k),
+                    _ => {}
+                }
+                k += 1;
+            }
+            if let Some(close) = close {
+                let (prefix, suffix) = (&raw[..i], &raw[close + 1..]);
+                let mut alts: Vec<Vec<u8>> = Vec::new();
+                if !commas.is_empty() {
+                    let mut start = i + 1;
+                    for &c in commas.iter().chain(std::iter::once(&close)) {
+                        alts.push(raw[start..c].to_vec());
+                        start = c + 1;
+                    }
+                } else if let Some(seq) = sequence(&raw[i + 1..close]) {
+                    alts = seq?;
+                }
+                if !alts.is_empty() {
+                    for alt in alts {
+                        let mut t = Vec::with_capacity(prefix.len() + alt.len() + suffix.len());
+                        t.extend_from_slice(prefix);
+                        t.extend_from_slice(&alt);
+                        t.extend_from_slice(suffix);
+                        expand_into(&t, out, depth + 1)?;
+                        if out.len() > BRACE_LIMIT {
+                            return None;
+                        }
+                    }
+                    return Some(());
+                }
+            }
+        }
+        i += 1;
+    }
+    out.push(raw.to_vec());
+    (out.len() <= BRACE_LIMIT).then_some(())
+}
+
+/// A sequence expression `A..B[..STEP]` (integers or single letters):
+/// `None` when it is not one, `Some(None)` when it is too long.
+fn sequence(body: &[u8]) -> Option<Option<Vec<Vec<u8>>>> {
+    let text = std::str::from_utf8(body).ok()?;
+    let parts: Vec<&str> = text.split("..").collect();
+    if parts.len() < 2 || parts.len() > 3 {
+        return None;
+    }
+    let step: i64 = match parts.get(2) {
+        Some(s) => s.parse::<i64>().ok()?.checked_abs()?.max(1),
+        None => 1,
+    };
+    let (a, b, letters) = match (parts[0].parse::<i64>(), parts[1].parse::<i64>()) {
+        (Ok(a), Ok(b)) => (a, b, false),
+        _ => {
+            let (x, y) = (parts[0].as_bytes(), parts[1].as_bytes());
+            if x.len() != 1
+                || y.len() != 1
+                || !x[0].is_ascii_alphabetic()
+                || !y[0].is_ascii_alphabetic()
+            {
+                return None;
+            }
+            (i64::from(x[0]), i64::from(y[0]), true)
+        }
+    };
+    let count = (a - b).unsigned_abs() / step as u64 + 1;
+    if count > BRACE_LIMIT as u64 {
+        return Some(None);
+    }
+    let dir = if b >= a { step } else { -step };
+    let mut v = Vec::new();
+    let mut x = a;
+    for _ in 0..count {
+        v.push(if letters {
+            vec![x as u8]
+        } else {
+            x.to_string().into_bytes()
+        });
+        x += dir;
+    }
+    Some(Some(v))
+}
+
+/// The words of an `env -S` string: blanks separate, `'...'` and `"..."`
+/// quote, `\_` is a blank outside double quotes (a space inside), `\t`,
+/// `\n`, ... are characters, `\c` ends the string, `#` at the start of a
+/// word starts a comment, and `${NAME}` is an unknown value.
+pub(super) fn env_split_words(s: &[u8]) -> Vec<(Vec<u8>, u16)> {
+    let mut words = Vec::new();
+    let mut cur: Option<(Vec<u8>, u16)> = None;
+    let mut i = 0;
+    let mut dq = false;
+    let mut sq = false;
+    while i < s.len() {
+        let c = s[i];
+        i += 1;
+        if sq {
+            match c {
+                b'\'' => sq = false,
+                b'\\' if matches!(s.get(i), Some(b'\\' | b'\'')) => {
+                    cur.get_or_insert_with(Default::default).0.push(s[i]);
+                    i += 1;
+                }
+                _ => cur.get_or_insert_with(Default::default).0.push(c),
+            }
+            continue;
+        }
+        match c {
+            b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c' if !dq => {
+                if let Some(w) = cur.take() {
+                    words.push(w);
+                }
+            }
+            b'#' if !dq && cur.is_none() => break,
+            b'\'' if !dq => {
+                sq = true;
+                cur.get_or_insert_with(Default::default);
+            }
+            b'"' => {
+                dq = !dq;
+                cur.get_or_insert_with(Default::default);
+            }
+            b'$' if s.get(i) == Some(&b'{') => {
+                let end = s[i..]
+                    .iter()
+                    .position(|&x| x == b'}')
+                    .map_or(s.len(), |k| i + k + 1);
+                let w = cur.get_or_insert_with(Default::default);
+                w.0.push(S_ANY);
+                w.1 |= DYN;
+                i = end;
+            }
+            b'\\' => {
+                let Some(&e) = s.get(i) else { break };
+                i += 1;
+                let ch = match e {
+                    b'_' if !dq => {
+                        if let Some(w) = cur.take() {
+                            words.push(w);
+                        }
+                        continue;
+                    }
+                    b'_' => b' ',
+                    b'c' => break,
+                    b't' => b'\t',
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b'f' => 0x0c,
+                    b'v' => 0x0b,
+                    other => other,
+                };
+                cur.get_or_insert_with(Default::default).0.push(ch);
+            }
+            _ => cur.get_or_insert_with(Default::default).0.push(c),
+        }
+    }
+    if let Some(w) = cur.take() {
+        words.push(w);
+    }
+    words
 }
 
 fn is_wild(c: u8) -> bool {
@@ -109,6 +375,9 @@ fn is_wait_opt(b: &[u8]) -> bool {
 
 /// A word that may be a wait option once expanded.
 fn may_be_wait_opt(w: W<'_>) -> bool {
+    if w.f & NODASH != 0 && w.b.first() == Some(&S_ANY) {
+        return false;
+    }
     WAIT_OPTS
         .iter()
         .any(|&(opt, eq)| pat_match(w.b, opt, false) || pat_match(w.b, eq, true))
@@ -182,6 +451,22 @@ fn push_quoted(text: &mut Vec<u8>, w: W<'_>) {
     text.push(b'\'');
 }
 
+/// Joins the words' source texts with spaces (empty when one was made up
+/// by the analysis, so that the caller judges the whole input).
+fn join_raw(words: &[W<'_>]) -> Vec<u8> {
+    if words.iter().any(|w| w.raw.is_empty()) {
+        return Vec::new();
+    }
+    let mut text = Vec::new();
+    for (k, w) in words.iter().enumerate() {
+        if k > 0 {
+            text.push(b' ');
+        }
+        text.extend_from_slice(w.raw);
+    }
+    text
+}
+
 /// Joins word values with spaces (how `eval` and `watch` build a script).
 fn join(words: &[W<'_>]) -> Vec<u8> {
     let mut text = Vec::with_capacity(words.iter().map(|w| w.b.len() + 1).sum());
@@ -233,8 +518,13 @@ fn with_substitutions<'a>(
             Some(b) if b.as_slice() == ANY => W {
                 b,
                 f: w.f | DYN | whole_flags,
+                raw: w.raw,
             },
-            Some(b) => W { b, f: w.f | DYN },
+            Some(b) => W {
+                b,
+                f: w.f | DYN,
+                raw: w.raw,
+            },
             None => w,
         })
         .collect()
@@ -244,21 +534,50 @@ impl Parser<'_> {
     /// Analyses one simple command. Returns whether it is a shell that reads
     /// its script from standard input.
     pub(super) fn command(&mut self, words: &[W<'_>]) -> R<bool> {
+        if words.iter().any(|w| w.f & (BRACE | ASSIGN) == BRACE) {
+            return self.braces(words);
+        }
         let mut bare = false;
         let mut i = 0;
         while let Some(&w) = words.get(i) {
             if w.f & ASSIGN != 0 {
+                // A startup file for the shell that runs next, from an
+                // unknown source (`BASH_ENV=<(...)`).
+                if (w.b.starts_with(b"BASH_ENV=") || w.b.starts_with(b"ENV=")) && !w.plain() {
+                    self.dyn_text(w.raw)?;
+                }
                 i += 1;
                 continue;
             }
-            if w.plain() {
+            if w.plain() && w.f & QUOTED == 0 {
                 match w.b {
                     b"!" | b"{" | b"}" | b"if" | b"then" | b"elif" | b"else" | b"fi" | b"do"
                     | b"done" | b"while" | b"until" | b"esac" | b"noglob" | b"nocorrect" => {
                         i += 1;
                         continue;
                     }
-                    b"for" | b"select" | b"case" | b"[[" => return Ok(bare),
+                    b"for" | b"select" => {
+                        // `for NAME do ...` / `for ((...)) do ...`: a body
+                        // without `;` before `do`.
+                        if words.get(i + 1).is_some_and(|w| w.reserved(b"do")) {
+                            i += 2;
+                            continue;
+                        }
+                        if words.get(i + 2).is_some_and(|w| w.reserved(b"do")) {
+                            i += 3;
+                            continue;
+                        }
+                        return Ok(bare);
+                    }
+                    b"case" | b"[[" => return Ok(bare),
+                    b"time" => {
+                        // Bash's `time` keyword takes only `-p` (and `--`).
+                        i += 1;
+                        while words.get(i).is_some_and(|w| w.is(b"-p") || w.is(b"--")) {
+                            i += 1;
+                        }
+                        continue;
+                    }
                     b"function" => {
                         i += 2;
                         continue;
@@ -273,11 +592,46 @@ impl Parser<'_> {
                     }
                     _ => {}
                 }
+                if let Some(k) = self.aliases.iter().position(|(n, _)| n.as_slice() == w.b) {
+                    return self.alias_use(k, &words[i + 1..]).map(|()| bare);
+                }
+            }
+            if w.plain() {
                 let rest = i + 1;
                 i = match basename(w.b) {
                     b"herdr" => {
                         self.herdr(&words[rest..], false)?;
                         return Ok(bare);
+                    }
+                    b"trap" => {
+                        self.trap(&words[rest..])?;
+                        return Ok(bare);
+                    }
+                    b"alias" => {
+                        self.alias_define(&words[rest..]);
+                        return Ok(bare);
+                    }
+                    b"source" | b"." => {
+                        return Ok(bare || self.source(&words[rest..])?);
+                    }
+                    b"su" => {
+                        self.su(&words[rest..])?;
+                        return Ok(bare);
+                    }
+                    b"runuser" => {
+                        if words[rest..]
+                            .iter()
+                            .any(|w| w.is(b"-c") || w.b.starts_with(b"--command"))
+                        {
+                            self.su(&words[rest..])?;
+                            return Ok(bare);
+                        }
+                        skip_opts(
+                            words,
+                            rest,
+                            b"ugGw",
+                            &[b"user", b"group", b"supp-group", b"whitelist-environment"],
+                        )
                     }
                     b"env" => match self.env(words, rest)? {
                         Some(j) => j,
@@ -331,6 +685,10 @@ impl Parser<'_> {
                             Some(w) if w.is(b"--") => &args[1..],
                             _ => args,
                         };
+                        if args.iter().any(|w| !w.plain()) {
+                            // The script comes from a value or a substitution.
+                            self.dyn_text(&join_raw(args))?;
+                        }
                         if !args.is_empty() {
                             self.sub_parse(&join(args), true)?;
                         }
@@ -350,6 +708,9 @@ impl Parser<'_> {
                 self.herdr(rest, false)?;
                 return Ok(bare);
             }
+            // It comes from a substitution's output or a value defined
+            // elsewhere: judge the text that produces it.
+            self.dyn_text(&join_raw(&words[i..]))?;
             let base = basename(w.b);
             if pat_match(base, b"herdr", false) {
                 self.herdr(rest, true)?;
@@ -460,11 +821,178 @@ impl Parser<'_> {
         let operands = args.get(i..).unwrap_or(&[]);
         if c {
             if let Some(script) = operands.first() {
+                if !script.plain() {
+                    self.dyn_text(script.raw)?;
+                }
                 self.sub_parse(script.b, true)?;
             }
             return Ok(false);
         }
-        Ok(s || operands.is_empty())
+        match operands.first() {
+            None => Ok(true),
+            Some(_) if s => Ok(true),
+            Some(w) if STDIN_PATHS.iter().any(|p| w.is(p)) => Ok(true),
+            Some(w) => {
+                // A script file from a substitution (`bash <(...)`).
+                if !w.plain() {
+                    self.dyn_text(w.raw)?;
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    /// `source FILE` / `. FILE`: returns whether the script is standard
+    /// input; a script from a substitution or a value is judged loosely.
+    fn source(&mut self, args: &[W<'_>]) -> R<bool> {
+        let args = match args.first() {
+            Some(w) if w.is(b"--") => &args[1..],
+            _ => args,
+        };
+        match args.first() {
+            Some(w) if STDIN_PATHS.iter().any(|p| w.is(p)) => Ok(true),
+            Some(w) if !w.plain() => {
+                self.dyn_text(w.raw)?;
+                Ok(false)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// `trap [--] HANDLER SIGNAL...`: the handler is a script bash runs
+    /// later.
+    fn trap(&mut self, args: &[W<'_>]) -> R {
+        let args = match args.first() {
+            Some(w) if w.is(b"--") => &args[1..],
+            _ => args,
+        };
+        if args.len() < 2 || args[0].is(b"-") || args[0].is(b"-p") || args[0].is(b"-l") {
+            return Ok(());
+        }
+        if !args[0].plain() {
+            self.dyn_text(args[0].raw)?;
+        }
+        self.sub_parse(args[0].b, true)
+    }
+
+    /// `alias NAME=VALUE...`: remembered, and judged where the alias is used.
+    fn alias_define(&mut self, args: &[W<'_>]) {
+        for w in args {
+            if let Some(eq) = w.b.iter().position(|&c| c == b'=') {
+                if !w.plain() {
+                    self.loose = true;
+                }
+                if self.aliases.len() < 64 {
+                    self.aliases
+                        .push((w.b[..eq].to_vec(), w.b[eq + 1..].to_vec()));
+                }
+            }
+        }
+    }
+
+    /// A command that starts with alias number `k`: its value followed by
+    /// the rest of the words' source text, analysed as a script (the alias
+    /// is not expanded again inside its own value).
+    fn alias_use(&mut self, k: usize, rest: &[W<'_>]) -> R {
+        let (name, value) = self.aliases.remove(k);
+        let mut text = value.clone();
+        for w in rest {
+            text.push(b' ');
+            if w.raw.is_empty() {
+                push_quoted(&mut text, *w);
+            } else {
+                text.extend_from_slice(w.raw);
+            }
+        }
+        let result = self.sub_parse(&text, true);
+        self.aliases
+            .insert(k.min(self.aliases.len()), (name, value));
+        result
+    }
+
+    /// `su [options] [-] [user] -c SCRIPT` (also `--command=SCRIPT`,
+    /// `--session-command SCRIPT`, `runuser ... -c SCRIPT`).
+    fn su(&mut self, args: &[W<'_>]) -> R {
+        let mut i = 0;
+        while let Some(&w) = args.get(i) {
+            i += 1;
+            let b = w.b;
+            let script = if w.is(b"-c") || w.is(b"--command") || w.is(b"--session-command") {
+                args.get(i).copied()
+            } else if let Some(s) = b
+                .strip_prefix(b"--command=")
+                .or_else(|| b.strip_prefix(b"--session-command="))
+            {
+                self.sub_parse(s, true)?;
+                if !w.plain() {
+                    self.dyn_text(w.raw)?;
+                }
+                continue;
+            } else if b.len() > 2 && b[0] == b'-' && b[1] != b'-' && b.ends_with(b"c") {
+                args.get(i).copied()
+            } else {
+                continue;
+            };
+            if let Some(sw) = script {
+                if !sw.plain() {
+                    self.dyn_text(sw.raw)?;
+                }
+                self.sub_parse(sw.b, true)?;
+                i += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// A command with brace expansions: the words are expanded as bash does
+    /// and the result analysed again. Too many words: each brace word is
+    /// judged as unknown words instead.
+    fn braces(&mut self, words: &[W<'_>]) -> R<bool> {
+        let mut text = Vec::new();
+        let mut ok = true;
+        for w in words {
+            if !text.is_empty() {
+                text.push(b' ');
+            }
+            let raw = if w.raw.is_empty() { w.b } else { w.raw };
+            if w.f & (BRACE | ASSIGN) == BRACE && !w.raw.is_empty() {
+                match brace_expand(raw) {
+                    Some(alts) => {
+                        for (k, a) in alts.iter().enumerate() {
+                            if k > 0 {
+                                text.push(b' ');
+                            }
+                            text.extend_from_slice(a);
+                        }
+                    }
+                    None => {
+                        ok = false;
+                        break;
+                    }
+                }
+            } else if w.raw.is_empty() {
+                push_quoted(&mut text, *w);
+            } else {
+                text.extend_from_slice(raw);
+            }
+        }
+        if ok && text.len() <= 64 * 1024 {
+            self.sub_parse(&text, true)?;
+            return Ok(false);
+        }
+        let v: Vec<W<'_>> = words
+            .iter()
+            .map(|w| W {
+                b: w.b,
+                f: if w.f & BRACE != 0 {
+                    (w.f & !BRACE) | DYN | SPLIT
+                } else {
+                    w.f
+                },
+                raw: w.raw,
+            })
+            .collect();
+        self.command(&v)
     }
 
     /// `env [options] [NAME=value]... [command]`: returns the index of the
@@ -536,14 +1064,19 @@ impl Parser<'_> {
         Ok(None)
     }
 
-    /// `env -S STRING args...`: STRING is split into words before `args`.
+    /// `env -S STRING args...`: STRING is split into words (env's own
+    /// rules, not the shell's) before `args`, and env goes on with them.
     fn env_split(&mut self, s: &[u8], rest: &[W<'_>]) -> R {
-        let mut text = s.to_vec();
-        for &w in rest {
-            text.push(b' ');
-            push_quoted(&mut text, w);
-        }
-        self.sub_parse(&text, true)
+        let split = env_split_words(s);
+        let mut v: Vec<W<'_>> = Vec::with_capacity(split.len() + rest.len() + 1);
+        v.push(W {
+            b: b"env",
+            f: 0,
+            raw: b"",
+        });
+        v.extend(split.iter().map(|(b, f)| W { b, f: *f, raw: b"" }));
+        v.extend_from_slice(rest);
+        self.nested(&v)
     }
 
     /// `xargs [options] [command [args]]`: the command receives more
@@ -626,6 +1159,7 @@ impl Parser<'_> {
                 v.push(W {
                     b: ANY,
                     f: DYN | SPLIT,
+                    raw: b"",
                 });
                 self.nested(&v)
             }
@@ -646,7 +1180,7 @@ impl Parser<'_> {
             // `{}` stands for one found path (several with `+`).
             let cmd = &words[s..i];
             let owned = substituted(cmd, b"{}");
-            self.nested(&with_substitutions(cmd, &owned, SPLIT))?;
+            self.nested(&with_substitutions(cmd, &owned, NODASH))?;
             i += 1;
         }
         Ok(())
@@ -803,6 +1337,7 @@ mod tests {
                 .map(|b| W {
                     b: b.as_bytes(),
                     f: 0,
+                    raw: b.as_bytes(),
                 })
                 .collect()
         };

@@ -110,6 +110,136 @@ pub(super) fn word_sequence(text: &[u8]) -> Verdict {
     }
 }
 
+/// Judges `text` by the loose rule, for commands that come from text the
+/// analysis cannot follow (a substitution's output, a variable, an alias,
+/// a script piped to a shell): a Herdr word, then later an `agent` word,
+/// then later a `wait` word gives [`Verdict::BlockEndTurn`]; `prompt` in
+/// place of `wait`, with a waiting option anywhere, gives
+/// [`Verdict::Block`]. The words need not be next to each other: the text
+/// may assemble the command from pieces. When the text sets `IFS`, every
+/// byte that is not a letter or a digit separates words. Linear.
+pub(super) fn loose_sequence(text: &[u8]) -> Verdict {
+    let norm = loose_normalize(text);
+    let text = norm.as_slice();
+    let wide = text.windows(3).any(|w| w == b"IFS");
+    let sep = |c: u8| {
+        if wide {
+            !c.is_ascii_alphanumeric()
+        } else {
+            is_sep(c)
+                || matches!(
+                    c,
+                    b',' | b':'
+                        | b'['
+                        | b']'
+                        | b'@'
+                        | b'*'
+                        | b'?'
+                        | b'!'
+                        | b'#'
+                        | b'%'
+                        | b'+'
+                        | b'^'
+                        | b'~'
+                )
+        }
+    };
+    let (mut herdr, mut agent, mut prompt, mut wait_opt) = (false, false, false, false);
+    let mut i = 0;
+    while i < text.len() {
+        let mut after_dollar = false;
+        while i < text.len() && sep(text[i]) {
+            after_dollar = text[i] == b'$' || (text[i] == b'{' && i > 0 && text[i - 1] == b'$');
+            i += 1;
+        }
+        let s = i;
+        while i < text.len() && !sep(text[i]) {
+            i += 1;
+        }
+        if s == i {
+            break;
+        }
+        let tok = &text[s..i];
+        let opt = tok
+            .strip_prefix(b"--")
+            .unwrap_or(if wide { tok } else { b"" });
+        if matches!(opt, b"wait" | b"until" | b"timeout") {
+            wait_opt = true;
+        }
+        if agent && tok == b"wait" {
+            return Verdict::BlockEndTurn;
+        }
+        if agent && tok == b"prompt" {
+            prompt = true;
+        }
+        if herdr && tok == b"agent" {
+            agent = true;
+        }
+        if is_herdr_word(tok, after_dollar) || (wide && tok == b"HERDR") {
+            herdr = true;
+        }
+    }
+    if prompt && wait_opt {
+        Verdict::Block
+    } else {
+        Verdict::Allow
+    }
+}
+
+/// The text with quoting undone as far as it can be without parsing: quote
+/// characters and backslashes disappear (`w''ait`, `wa\it`, `ag""ent` are
+/// `wait`, `agent`), `\n`/`\t`/`\r` become blanks, `\xHH` and `\NNN` (octal)
+/// become their byte. Linear.
+fn loose_normalize(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let c = text[i];
+        i += 1;
+        match c {
+            b'\'' | b'"' => {}
+            b'\\' => match text.get(i) {
+                Some(b'n' | b't' | b'r' | b'v' | b'f') => {
+                    out.push(b' ');
+                    i += 1;
+                }
+                Some(b'x') => {
+                    let hex = |k: usize| text.get(k).and_then(|&d| (d as char).to_digit(16));
+                    match (hex(i + 1), hex(i + 2)) {
+                        (Some(a), Some(b)) => {
+                            out.push((a * 16 + b) as u8);
+                            i += 3;
+                        }
+                        (Some(a), None) => {
+                            out.push(a as u8);
+                            i += 2;
+                        }
+                        _ => {}
+                    }
+                }
+                Some(b'0'..=b'7') => {
+                    let mut v: u32 = 0;
+                    let mut n = 0;
+                    while n < 3 {
+                        match text.get(i) {
+                            Some(&d @ b'0'..=b'7') => {
+                                v = v * 8 + u32::from(d - b'0');
+                                i += 1;
+                                n += 1;
+                            }
+                            _ => break,
+                        }
+                    }
+                    out.push(v as u8);
+                }
+                _ => {}
+            },
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +261,24 @@ mod tests {
         assert_eq!(v("herdr-agent-wait.sh '"), 0);
         assert_eq!(v("herdr agent get x wait"), 0);
         assert_eq!(v(""), 0);
+    }
+
+    fn l(s: &str) -> i32 {
+        loose_sequence(s.as_bytes()).code()
+    }
+
+    #[test]
+    fn loose() {
+        assert_eq!(l("$(echo herdr; echo agent wait x)"), 2);
+        assert_eq!(l("H=herdr; A=agent; $H $A wait x"), 2);
+        assert_eq!(l("IFS=_; c=herdr_agent_wait_x; $c"), 2);
+        assert_eq!(l("a=(herdr,agent,wait)"), 2);
+        assert_eq!(l("x=$(echo herdr agent prompt p hi --wait); $x"), 1);
+        assert_eq!(l("$EDITOR notes.md"), 0);
+        assert_eq!(l("$H agent get x"), 0);
+        assert_eq!(l("wait; herdr agent list"), 0);
+        assert_eq!(l("echo 'w'\\''ait' | herdr ag\"\"ent wa\\it"), 2);
+        assert_eq!(l("$'\\x68erdr' agent wait"), 2);
+        assert_eq!(l("$'\\150erdr' agent wait"), 2);
     }
 }

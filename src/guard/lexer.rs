@@ -44,6 +44,11 @@ pub(super) const IO_NUMBER: u16 = 1 << 6;
 pub(super) const REDIR: u16 = 1 << 7;
 /// Word flag: the word is a here-string (`<<< word`).
 pub(super) const HERESTR: u16 = 1 << 8;
+/// Word flag: the word holds an unquoted brace expansion (`{a,b}`, `{1..3}`).
+pub(super) const BRACE: u16 = 1 << 9;
+/// Word flag: the word's unknown value never starts with `-` (a path that
+/// `find` substitutes for `{}`).
+pub(super) const NODASH: u16 = 1 << 10;
 
 /// Sentinel byte: an expansion (any string).
 pub(super) const S_ANY: u8 = 0;
@@ -93,6 +98,9 @@ pub(super) struct Span {
     pub(super) start: usize,
     pub(super) end: usize,
     pub(super) f: u16,
+    /// The word's source text: `src[rs..re]`.
+    pub(super) rs: usize,
+    pub(super) re: usize,
 }
 
 /// The simple command being collected.
@@ -102,6 +110,12 @@ pub(super) struct Cmd {
     pub(super) id: u32,
     /// Standard input comes from a pipe.
     pub(super) piped_in: bool,
+    /// Every word so far is an assignment (or a redirection).
+    pub(super) assigns_only: bool,
+    /// Every word so far is a reserved word that may precede a command.
+    pub(super) reserved_only: bool,
+    /// Where the pipeline this command belongs to starts in the source.
+    pub(super) pipe_start: usize,
 }
 
 /// Lexer and analysis state over one text (the whole command, or a script
@@ -112,9 +126,13 @@ pub(super) struct Parser<'s> {
     pub(super) depth: u32,
     /// Strongest verdict found so far.
     pub(super) verdict: Verdict,
-    /// A shell reads its script from a pipe: the caller must also apply the
+    /// The command run comes from text the analysis cannot follow exactly
+    /// (a shell reading a pipe, a command word from a substitution or a
+    /// variable, an alias, ...): the caller must also apply the loose
     /// word-sequence rule to the whole text.
-    pub(super) stdin_script: bool,
+    pub(super) loose: bool,
+    /// Aliases defined so far: name and value.
+    pub(super) aliases: Vec<(Vec<u8>, Vec<u8>)>,
     heredocs: Vec<Heredoc>,
     next_id: u32,
     /// Reused allocation for the words handed to the analysis.
@@ -125,6 +143,9 @@ pub(super) struct Parser<'s> {
     exp_count: u32,
     /// One of them was `HERDR_BIN_PATH`.
     exp_herdr: bool,
+    /// The word being read is in assignment position (only assignments
+    /// before it), where `NAME[...]=` is a subscript.
+    assign_pos: bool,
     /// Test hook: every simple command, as rendered words.
     #[cfg(test)]
     pub(super) trace: Vec<Vec<String>>,
@@ -195,13 +216,15 @@ impl<'s> Parser<'s> {
             pos: 0,
             depth,
             verdict: Verdict::Allow,
-            stdin_script: false,
+            loose: false,
+            aliases: Vec::new(),
             heredocs: Vec::new(),
             w_scratch: Vec::new(),
             next_id: 0,
             budget: src.len().saturating_mul(BUDGET_FACTOR) + BUDGET_BASE,
             exp_count: 0,
             exp_herdr: false,
+            assign_pos: false,
             #[cfg(test)]
             trace: Vec::new(),
             #[cfg(test)]
@@ -257,6 +280,9 @@ impl<'s> Parser<'s> {
             words: Vec::with_capacity(words),
             id: self.next_id,
             piped_in: false,
+            assigns_only: true,
+            reserved_only: true,
+            pipe_start: self.pos,
         }
     }
 
@@ -269,6 +295,7 @@ impl<'s> Parser<'s> {
         self.spend(text.len())?;
         let mut sub = Parser::new(text, self.depth + 1);
         sub.budget = self.budget;
+        sub.aliases = std::mem::take(&mut self.aliases);
         let result = if script {
             sub.parse_list(Term::Eof)
         } else {
@@ -277,9 +304,32 @@ impl<'s> Parser<'s> {
             sub.dquote(&mut scratch, &mut f, false)
         };
         self.verdict = self.verdict.max(sub.verdict);
-        self.stdin_script |= sub.stdin_script;
+        self.loose |= sub.loose;
         self.budget = sub.budget;
+        self.aliases = std::mem::take(&mut sub.aliases);
         result
+    }
+
+    /// Judges text that produces a command the analysis cannot follow (a
+    /// substitution's output, a script on a pipe): by the loose rule over
+    /// that text, or over the whole input when it uses values defined
+    /// elsewhere (`$NAME`, `"$@"`).
+    pub(super) fn dyn_text(&mut self, raw: &[u8]) -> R {
+        let uses_values = raw.is_empty()
+            || raw.iter().enumerate().any(|(k, &c)| {
+                c == S_ANY
+                    || (c == b'$'
+                        && raw.get(k + 1).is_some_and(|&n| {
+                            is_name_char(n)
+                                || matches!(n, b'{' | b'@' | b'*' | b'#' | b'?' | b'!' | b'-')
+                        }))
+            });
+        if uses_values {
+            self.loose = true;
+            Ok(())
+        } else {
+            self.bump(super::fallback::loose_sequence(raw))
+        }
     }
 
     /// Takes `cost` from the re-analysis budget.
@@ -331,6 +381,7 @@ impl<'s> Parser<'s> {
                     self.pos += 1;
                     self.finish(&mut cmd)?;
                     self.heredoc_bodies()?;
+                    cmd.pipe_start = self.pos;
                 }
                 b'#' => self.skip_comment(),
                 b';' => {
@@ -340,6 +391,7 @@ impl<'s> Parser<'s> {
                         self.pos += 1;
                     }
                     self.finish(&mut cmd)?;
+                    cmd.pipe_start = self.pos;
                 }
                 b'&' if self.peek_at(1) == Some(b'>') => self.redirect(&mut cmd)?,
                 b'&' => {
@@ -348,6 +400,7 @@ impl<'s> Parser<'s> {
                         self.pos += 1;
                     }
                     self.finish(&mut cmd)?;
+                    cmd.pipe_start = self.pos;
                 }
                 b'|' => {
                     self.pos += 1;
@@ -365,11 +418,20 @@ impl<'s> Parser<'s> {
                     self.finish(&mut cmd)?;
                     if piped {
                         cmd.piped_in = true;
+                    } else {
+                        cmd.pipe_start = self.pos;
                     }
                 }
+                b'(' if self.peek_at(1) == Some(b'(')
+                    && (cmd.words.is_empty()
+                        || (cmd.words.len() == 1
+                            && cmd.words[0].f == 0
+                            && &cmd.buf[cmd.words[0].start..cmd.words[0].end] == b"for"))
+                    && self.try_arith(2, b')')? => {}
                 b'(' => {
                     self.pos += 1;
                     self.finish(&mut cmd)?;
+                    cmd.pipe_start = self.pos;
                     paren += 1;
                 }
                 b')' => {
@@ -389,14 +451,34 @@ impl<'s> Parser<'s> {
                 _ => {
                     let start = cmd.buf.len();
                     let before = self.pos;
-                    let f = self.read_word(&mut cmd.buf, true)?;
+                    self.assign_pos = cmd.assigns_only;
+                    let f = self.read_word(&mut cmd.buf, true);
+                    self.assign_pos = false;
+                    let f = f?;
                     if self.pos == before {
                         return Err(Stop::Broken);
                     }
                     if f & IO_NUMBER != 0 {
                         continue;
                     }
-                    if cmd.words.is_empty() && f == 0 {
+                    let word = &cmd.buf[start..];
+                    let lead = cmd.reserved_only && f == 0;
+                    let cond = lead && word == b"[[";
+                    cmd.assigns_only &= f & ASSIGN != 0;
+                    cmd.reserved_only &= f == 0
+                        && matches!(
+                            word,
+                            b"{" | b"!"
+                                | b"then"
+                                | b"do"
+                                | b"else"
+                                | b"elif"
+                                | b"if"
+                                | b"while"
+                                | b"until"
+                                | b"time"
+                        );
+                    if lead {
                         match &cmd.buf[start..] {
                             b"case" => case_depth += 1,
                             b"esac" => case_depth = case_depth.saturating_sub(1),
@@ -407,7 +489,12 @@ impl<'s> Parser<'s> {
                         start,
                         end: cmd.buf.len(),
                         f,
+                        rs: before,
+                        re: self.pos,
                     });
+                    if cond {
+                        self.cond_expr()?;
+                    }
                 }
             }
         }
@@ -430,19 +517,37 @@ impl<'s> Parser<'s> {
         if self.lex_only {
             cmd.buf.clear();
             cmd.words.clear();
+            cmd.assigns_only = true;
+            cmd.reserved_only = true;
             return Ok(());
         }
+        let src = self.src;
         let mut words = recycle(std::mem::take(&mut self.w_scratch));
         words.extend(cmd.words.iter().filter(|s| s.f & REDIR == 0).map(|s| W {
             b: &cmd.buf[s.start..s.end],
             f: s.f,
+            raw: &src[s.rs..s.re],
         }));
         let bare_shell = self.command(&words);
         self.w_scratch = recycle(words);
         let bare_shell = bare_shell?;
         if bare_shell {
+            // Standard input from a pipe or from an unknown file (`< <(...)`,
+            // `< "$f"`): the script cannot be seen.
             if cmd.piped_in {
-                self.stdin_script = true;
+                let end = self.pos.min(src.len());
+                let text = &src[cmd.pipe_start.min(end)..end];
+                if text.windows(2).any(|w| w == b"<<") {
+                    // A here-document's body comes after this line.
+                    self.loose = true;
+                } else {
+                    self.dyn_text(text)?;
+                }
+            }
+            for s in cmd.words.iter() {
+                if s.f & REDIR != 0 && s.f & HERESTR == 0 && s.f & DYN != 0 {
+                    self.dyn_text(&src[s.rs..s.re])?;
+                }
             }
             for hd in self.heredocs.iter_mut().filter(|h| h.cmd == cmd.id) {
                 hd.script = true;
@@ -456,6 +561,8 @@ impl<'s> Parser<'s> {
         cmd.buf.clear();
         cmd.words.clear();
         cmd.piped_in = false;
+        cmd.assigns_only = true;
+        cmd.reserved_only = true;
         Ok(())
     }
 
@@ -522,6 +629,8 @@ impl<'s> Parser<'s> {
                     start,
                     end: cmd.buf.len(),
                     f: f | extra,
+                    rs: before,
+                    re: self.pos,
                 });
                 Ok(())
             }
@@ -530,6 +639,7 @@ impl<'s> Parser<'s> {
 
     /// `<(...)` or `>(...)`: analyses the list and adds an unknown word.
     fn process_subst(&mut self, cmd: &mut Cmd, extra: u16) -> R {
+        let rs = self.pos;
         self.pos += 2;
         self.enter()?;
         self.parse_list(Term::Paren)?;
@@ -540,6 +650,8 @@ impl<'s> Parser<'s> {
             start,
             end: start + 1,
             f: DYN | extra,
+            rs,
+            re: self.pos,
         });
         Ok(())
     }
@@ -582,6 +694,7 @@ impl<'s> Parser<'s> {
                         }
                     }
                 }
+                b'\\' if self.peek_at(1) == Some(b'\n') => self.pos += 2,
                 b'\\' => {
                     quoted = true;
                     self.pos += 1;
@@ -614,6 +727,10 @@ impl<'s> Parser<'s> {
         for hd in &docs {
             let body_start = self.pos;
             let mut body_end = src.len();
+            // With an unquoted delimiter, `\`+newline joins lines before the
+            // delimiter is looked for.
+            let mut logical: Vec<u8> = Vec::new();
+            let mut joining = false;
             while self.pos < src.len() {
                 let ls = self.pos;
                 let le = src[ls..]
@@ -625,6 +742,27 @@ impl<'s> Parser<'s> {
                 if hd.strip_tabs {
                     while let [b'\t', rest @ ..] = line {
                         line = rest;
+                    }
+                }
+                if hd.expand {
+                    let trailing = line.iter().rev().take_while(|&&c| c == b'\\').count();
+                    if trailing % 2 == 1 && le < src.len() {
+                        if !joining {
+                            logical.clear();
+                        }
+                        logical.extend_from_slice(&line[..line.len() - 1]);
+                        joining = true;
+                        continue;
+                    }
+                    if joining {
+                        logical.extend_from_slice(line);
+                        joining = false;
+                        let l = logical.strip_suffix(b"\r").unwrap_or(&logical);
+                        if l == hd.delim.as_slice() {
+                            body_end = ls;
+                            break;
+                        }
+                        continue;
                     }
                 }
                 let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -684,9 +822,13 @@ impl<'s> Parser<'s> {
                         continue;
                     }
                     if (c == b'<' || c == b'>')
-                        && f == 0
+                        && f & !BRACE == 0
                         && out.len() > start
-                        && out[start..].iter().all(u8::is_ascii_digit)
+                        && (out[start..].iter().all(u8::is_ascii_digit)
+                            || (out.len() > start + 2
+                                && out[start] == b'{'
+                                && out[out.len() - 1] == b'}'
+                                && valid_assign_name(&out[start + 1..out.len() - 1])))
                     {
                         out.truncate(start);
                         (self.exp_count, self.exp_herdr) = saved;
@@ -747,6 +889,13 @@ impl<'s> Parser<'s> {
                         asg = 2;
                     }
                 }
+                b'[' if allow_array
+                    && self.assign_pos
+                    && asg == 0
+                    && out.len() > start
+                    && valid_assign_name(&out[start..])
+                    && !out[start..].ends_with(b"+")
+                    && self.subscript()? => {}
                 b'[' => {
                     match self.bracket_len() {
                         Some(len) => {
@@ -788,7 +937,7 @@ impl<'s> Parser<'s> {
                     }
                     match c {
                         b'{' if brace == 0 => brace = 1,
-                        b'}' if brace == 2 => f |= DYN | SPLIT,
+                        b'}' if brace == 2 => f |= BRACE,
                         _ => {}
                     }
                     out.push(c);
@@ -803,6 +952,182 @@ impl<'s> Parser<'s> {
         }
         (self.exp_count, self.exp_herdr) = saved;
         Ok(f)
+    }
+
+    /// Tries to read an arithmetic text that starts `skip` bytes ahead
+    /// (after `((`, `$((` or `$[`) and ends with `close` (`))` when `close`
+    /// is `)`, else `]`). Substitutions inside are analysed; `<<` is a shift.
+    /// On success the position is after the closing bytes; otherwise it is
+    /// restored, the scan is charged to the budget and `false` returned so
+    /// that the caller reads the text as commands instead (`$( (a) )`).
+    fn try_arith(&mut self, skip: usize, close: u8) -> R<bool> {
+        self.enter()?;
+        let result = self.arith_body(skip, close);
+        self.leave();
+        result
+    }
+
+    fn arith_body(&mut self, skip: usize, close: u8) -> R<bool> {
+        let begin = self.pos;
+        self.pos += skip;
+        let open = if close == b')' { b'(' } else { b'[' };
+        let mut depth: u32 = 0;
+        let mut scratch = Vec::new();
+        let mut f = 0u16;
+        let ok = loop {
+            let Some(c) = self.peek() else { break false };
+            match c {
+                _ if c == open => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                _ if c == close && depth > 0 => {
+                    depth -= 1;
+                    self.pos += 1;
+                }
+                _ if c == close => {
+                    if close == b']' {
+                        self.pos += 1;
+                        break true;
+                    }
+                    if self.peek_at(1) == Some(b')') {
+                        self.pos += 2;
+                        break true;
+                    }
+                    break false;
+                }
+                b'$' => self.dollar(&mut scratch, &mut f, false)?,
+                b'`' => self.backtick(&mut scratch, &mut f, false)?,
+                b'\'' => {
+                    self.pos += 1;
+                    if self.single(&mut scratch, &mut f).is_err() {
+                        break false;
+                    }
+                }
+                b'"' => {
+                    self.pos += 1;
+                    self.dquote(&mut scratch, &mut f, true)?;
+                }
+                b'\\' => self.pos += 2,
+                _ => self.pos += 1,
+            }
+            scratch.clear();
+        };
+        if !ok {
+            let scanned = self.pos.min(self.src.len()) - begin;
+            self.pos = begin;
+            self.spend(scanned)?;
+        }
+        self.pos = self.pos.min(self.src.len());
+        Ok(ok)
+    }
+
+    /// After `NAME` in an assignment position: reads a subscript `[...]`
+    /// (arithmetic: substitutions analysed, `<<` a shift) when `=` or `+=`
+    /// follows it; otherwise restores the position and returns `false`.
+    fn subscript(&mut self) -> R<bool> {
+        let begin = self.pos;
+        if !self.try_arith(1, b']')? {
+            return Ok(false);
+        }
+        match (self.peek(), self.peek_at(1)) {
+            (Some(b'='), _) | (Some(b'+'), Some(b'=')) => Ok(true),
+            _ => {
+                self.pos = begin;
+                Ok(false)
+            }
+        }
+    }
+
+    /// The rest of `[[ ... ]]` (after `[[`): runs nothing but the
+    /// substitutions of its words. `(`, `)`, `<`, `>`, `&&`, `||` are its own
+    /// operators, and the word after `=~` is a regular expression whose
+    /// parentheses and `|` belong to the word.
+    fn cond_expr(&mut self) -> R {
+        let mut scratch = Vec::new();
+        let mut regex = false;
+        loop {
+            loop {
+                self.skip_blanks();
+                if self.peek() == Some(b'\n') {
+                    self.pos += 1;
+                } else {
+                    break;
+                }
+            }
+            let Some(c) = self.peek() else {
+                return Err(Stop::Broken);
+            };
+            let rest = &self.src[self.pos..];
+            if rest.starts_with(b"]]")
+                && matches!(
+                    rest.get(2),
+                    None | Some(b' ' | b'\t' | b'\r' | b'\n' | b';' | b'&' | b'|' | b')')
+                )
+            {
+                self.pos += 2;
+                return Ok(());
+            }
+            if regex {
+                regex = false;
+                self.regex_word()?;
+                continue;
+            }
+            match c {
+                b'(' | b')' | b'<' | b'>' | b'!' | b';' => self.pos += 1,
+                b'&' | b'|' => {
+                    self.pos += 1;
+                    if self.peek() == Some(c) {
+                        self.pos += 1;
+                    }
+                }
+                _ => {
+                    scratch.clear();
+                    let before = self.pos;
+                    let f = self.read_word(&mut scratch, false)?;
+                    if self.pos == before {
+                        return Err(Stop::Broken);
+                    }
+                    regex = f == 0 && scratch == b"=~";
+                }
+            }
+        }
+    }
+
+    /// The regular expression after `=~`: parentheses nest, and blanks, `|`,
+    /// `<`, `>` inside them belong to the word.
+    fn regex_word(&mut self) -> R {
+        let mut depth: u32 = 0;
+        let mut scratch = Vec::new();
+        let mut f = 0u16;
+        while let Some(c) = self.peek() {
+            match c {
+                b' ' | b'\t' | b'\r' | b'\n' if depth == 0 => break,
+                b'(' => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                b')' if depth == 0 => break,
+                b')' => {
+                    depth -= 1;
+                    self.pos += 1;
+                }
+                b'\\' => self.pos = (self.pos + 2).min(self.src.len()),
+                b'\'' => {
+                    self.pos += 1;
+                    self.single(&mut scratch, &mut f)?;
+                }
+                b'"' => {
+                    self.pos += 1;
+                    self.dquote(&mut scratch, &mut f, true)?;
+                }
+                b'$' => self.dollar(&mut scratch, &mut f, false)?,
+                b'`' => self.backtick(&mut scratch, &mut f, false)?,
+                _ => self.pos += 1,
+            }
+            scratch.clear();
+        }
+        Ok(())
     }
 
     /// Length of a bracket expression `[...]` at the current position, if
@@ -935,9 +1260,16 @@ impl<'s> Parser<'s> {
     /// Something starting with `$` (the current byte).
     fn dollar(&mut self, out: &mut Vec<u8>, f: &mut u16, unquoted: bool) -> R {
         match self.peek_at(1) {
+            Some(b'(') if self.peek_at(2) == Some(b'(') && self.try_arith(3, b')')? => {
+                // `$((...))`: arithmetic; its substitutions were analysed.
+                self.expansion(out, f, unquoted, false);
+            }
+            Some(b'[') if self.try_arith(2, b']')? => {
+                // `$[...]`: old-style arithmetic.
+                self.expansion(out, f, unquoted, false);
+            }
             Some(b'(') => {
-                // `$(...)` and `$((...))`: the inner `(` of arithmetic is
-                // balanced by the list's own parenthesis counting.
+                // `$(...)` (or `$((...))` that is not arithmetic).
                 self.pos += 2;
                 self.enter()?;
                 self.parse_list(Term::Paren)?;
@@ -1043,6 +1375,10 @@ impl<'s> Parser<'s> {
                 b'\\' => match self.peek() {
                     Some(d @ (b'`' | b'\\' | b'$')) => {
                         content.push(d);
+                        self.pos += 1;
+                    }
+                    Some(b'"') if !unquoted => {
+                        content.push(b'"');
                         self.pos += 1;
                     }
                     _ => content.push(b'\\'),

@@ -98,12 +98,19 @@ pub fn judge(command: &str) -> Verdict {
     let mut parser = Parser::new(src, 0);
     let result = parser.parse_script();
     let verdict = parser.verdict;
+    let verdict = if parser.loose {
+        // The command run comes from text the analysis cannot follow: judge
+        // the whole text loosely.
+        verdict.max(fallback::loose_sequence(src))
+    } else {
+        verdict
+    };
     match result {
         Err(Stop::Done) => Verdict::BlockEndTurn,
-        Ok(()) if !parser.stdin_script => verdict,
-        // Unparseable text, too deep a nesting, or a shell reading its script
-        // from a pipe: also apply the conservative word-sequence rule.
-        _ => verdict.max(fallback::word_sequence(src)),
+        Ok(()) => verdict,
+        // Unparseable text or too deep a nesting: also apply the
+        // conservative word-sequence rule.
+        Err(_) => verdict.max(fallback::word_sequence(src)),
     }
 }
 

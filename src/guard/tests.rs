@@ -97,8 +97,8 @@ fn substitutions_are_descended() {
         [vec!["herdr", "agent", "wait", "x"], vec!["echo", "$"]]
     );
     assert_eq!(
-        cmds("echo $((1 + (2)))"),
-        [vec!["1", "+"], vec!["2"], vec!["echo", "$"]]
+        cmds("echo $((1 + (2))) $(( $(a) << 2 ))"),
+        [vec!["a"], vec!["echo", "$", "$"]]
     );
     assert_eq!(
         cmds("diff <(a) >(b)"),

@@ -27,7 +27,11 @@ pub struct Case {
 }
 
 /// The corpus files and their verdicts.
-pub const FILES: &[(&str, i32)] = &[("block_end_turn.txt", 2), ("block.txt", 1), ("allow.txt", 0)];
+pub const FILES: &[(&str, i32)] = &[
+    ("block_end_turn.txt", 2),
+    ("block.txt", 1),
+    ("allow.txt", 0),
+];
 
 /// Deliberate over-blocking: each line is `V command`, where V (1 or 2) is
 /// the guard's verdict although bash, in the sandbox, ran no such wait (the

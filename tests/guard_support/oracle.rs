@@ -34,7 +34,8 @@ const REAL_TOOLS: &[&str] = &[
 /// Files every candidate finds in its working directory (besides a `herdr`
 /// link): inputs that the corpus reads, so that `xargs ... < peers.txt`,
 /// `[ -f x ]` or `find . -name peers` really reach Herdr.
-const FIXTURES: &str = "printf 'peer\\n' > peers.txt; printf 'peer\\n' > peers; : > x; : > a.peer; : > msg.txt";
+const FIXTURES: &str =
+    "printf 'peer\\n' > peers.txt; printf 'peer\\n' > peers; : > x; : > a.peer; : > msg.txt";
 
 /// What bash ran for one candidate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,8 +68,19 @@ fn find_tool(name: &str) -> Option<PathBuf> {
 }
 
 impl Oracle {
-    /// Builds the sandbox under the system temporary directory.
+    /// Builds the sandbox under the system temporary directory. Each
+    /// candidate gets a fresh working directory.
     pub fn new() -> Oracle {
+        Oracle::build(false)
+    }
+
+    /// Like [`Oracle::new`], but all candidates share one working directory
+    /// (prepared once): for generated candidates that write no files.
+    pub fn shared_cwd() -> Oracle {
+        Oracle::build(true)
+    }
+
+    fn build(shared: bool) -> Oracle {
         static SEQ: AtomicUsize = AtomicUsize::new(0);
         let root = std::env::temp_dir().join(format!(
             "hl-guard-oracle-{}-{}",
@@ -115,14 +127,34 @@ impl Oracle {
              C='{cases}'; W='{w}'\n\
              for ((i=$1; i<$2; i++)); do\n\
                printf 'M%d\\036' \"$i\" >> '{log}'\n\
-               (export HL_CASE=$i; /bin/mkdir -p \"$W/$i\" && cd \"$W/$i\" && /bin/ln -s '{bin}/herdr' herdr && {fixtures}; . \"$C/$i\") </dev/null >/dev/null 2>&1\n\
+               (export HL_CASE=$i; {prepare}; . \"$C/$i\") </dev/null >/dev/null 2>&1\n\
              done\n",
             cases = root.join("cases").display(),
             w = root.join("w").display(),
             log = log.display(),
-            bin = bin.display(),
-            fixtures = FIXTURES,
+            prepare = if shared {
+                "cd \"$W/shared\"".to_string()
+            } else {
+                format!(
+                    "/bin/mkdir -p \"$W/$i\" && cd \"$W/$i\" && /bin/ln -s '{}/herdr' herdr && {FIXTURES}",
+                    bin.display()
+                )
+            },
         );
+        if shared {
+            let dir = root.join("w").join("shared");
+            std::fs::create_dir_all(&dir).unwrap();
+            let _ = std::os::unix::fs::symlink(bin.join("herdr"), dir.join("herdr"));
+            for (name, text) in [
+                ("peers.txt", "peer\n"),
+                ("peers", "peer\n"),
+                ("x", ""),
+                ("a.peer", ""),
+                ("msg.txt", ""),
+            ] {
+                std::fs::write(dir.join(name), text).unwrap();
+            }
+        }
         std::fs::write(root.join("driver.sh"), driver).unwrap();
         std::fs::write(&log, "").unwrap();
         let net_isolated = Command::new("unshare")
@@ -159,7 +191,7 @@ impl Oracle {
             text.push('\n');
             std::fs::write(self.root.join("cases").join((first + k).to_string()), text).unwrap();
         }
-        let limit = Duration::from_millis(2000 + 25 * cases.len() as u64);
+        let limit = Duration::from_millis(4000 + 60 * cases.len() as u64);
         let finished = self.spawn(first, first + cases.len(), limit);
         let (verdicts, last) = self.read_log();
         if finished {
@@ -170,15 +202,25 @@ impl Oracle {
                 })
                 .collect();
         }
-        // The last candidate the driver started is the one that hung: keep
-        // what ran before it, and run the ones after it again.
-        let hung = last.filter(|&l| l >= first && l < first + cases.len()).unwrap_or(first);
-        let mut outs: Vec<Outcome> = (first..=hung)
+        if cases.len() == 1 {
+            return vec![Outcome {
+                verdict: verdicts.get(&first).copied().unwrap_or(0),
+                timed_out: true,
+            }];
+        }
+        // The last candidate the driver started is the one that hung (or the
+        // machine is slow): keep what ran before it, run it alone, then run
+        // the ones after it again.
+        let hung = last
+            .filter(|&l| l >= first && l < first + cases.len())
+            .unwrap_or(first);
+        let mut outs: Vec<Outcome> = (first..hung)
             .map(|i| Outcome {
                 verdict: verdicts.get(&i).copied().unwrap_or(0),
-                timed_out: i == hung,
+                timed_out: false,
             })
             .collect();
+        outs.extend(self.run_batch(&cases[hung - first..hung - first + 1]));
         if hung + 1 < first + cases.len() {
             outs.extend(self.run_batch(&cases[hung + 1 - first..]));
         }
@@ -223,6 +265,7 @@ impl Oracle {
             // SAFETY: signal 0 only checks whether the group still exists.
             let alive = unsafe { libc::kill(-pgid, 0) } == 0;
             if done && !alive {
+                let _ = child.wait();
                 return true;
             }
             std::thread::sleep(Duration::from_millis(if done { 1 } else { 3 }));
