@@ -103,6 +103,20 @@ fn one_megabyte_pathological_inputs() {
         "cat <<EOF\n$(",
         "bash <<E\n",
         "{a,b}",
+        "{a,b}{c,d}{e,f} ",
+        "{1..9}",
+        "((",
+        "$[",
+        "a[1<<2]=",
+        "[[ x =~ ( ",
+        "source <(",
+        "trap ",
+        "alias a=b\n",
+        "$(:)",
+        "env -S '\\_' ",
+        "su -c ",
+        "for x do ",
+        "{fd}>",
         "case x in ",
         "a) ",
         "\\\n",
@@ -169,9 +183,27 @@ fn deep_inputs_fit_a_small_stack() {
         format!("{}herdr agent wait x", "find -exec ".repeat(10_000)),
         format!("{}x", "`".repeat(10_000)),
         format!("{}x", "bash <<E\n$(".repeat(10_000)),
+        format!("{}1{}", "$((".repeat(10_000), "))".repeat(10_000)),
+        format!("{}1", "((".repeat(10_000)),
+        format!("{}1", "$[".repeat(10_000)),
+        format!("{}1", "a[".repeat(10_000)),
+        format!("[[ x =~ {} ]]", "(".repeat(10_000)),
+        format!("{}herdr agent wait x", "{a,".repeat(10_000)),
+        format!(
+            "{}herdr agent wait x{}",
+            "{,".repeat(10_000),
+            "}".repeat(10_000)
+        ),
+        format!("{}herdr agent wait x", "source <(".repeat(10_000)),
+        format!("{}herdr agent wait x", "trap ".repeat(10_000)),
+        format!("{}herdr agent wait x", "env -S ".repeat(10_000)),
+        format!("{}herdr agent wait x", "su -c ".repeat(10_000)),
+        format!("alias a='a a'\n{}", "a ".repeat(10_000)),
+        format!("{}x", "$(echo ".repeat(10_000)),
     ];
+    // 64 KiB: the smallest stack a host thread is likely to have.
     std::thread::Builder::new()
-        .stack_size(256 * 1024)
+        .stack_size(64 * 1024)
         .spawn(move || {
             for input in &inputs {
                 judge(input);

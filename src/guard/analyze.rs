@@ -551,12 +551,23 @@ impl Parser<'_> {
             }
             if w.plain() && w.f & QUOTED == 0 {
                 match w.b {
-                    b"!" | b"{" | b"}" | b"if" | b"then" | b"elif" | b"else" | b"fi" | b"do"
-                    | b"done" | b"while" | b"until" | b"esac" | b"noglob" | b"nocorrect" => {
+                    b"!" | b"noglob" | b"nocorrect" => {
+                        i += 1;
+                        continue;
+                    }
+                    b"{" | b"}" | b"if" | b"then" | b"elif" | b"else" | b"fi" | b"do" | b"done"
+                    | b"while" | b"until" | b"esac" => {
+                        self.reserved_word(w.b)?;
                         i += 1;
                         continue;
                     }
                     b"for" | b"select" => {
+                        self.reserved_word(w.b)?;
+                        if let Some(d) = words.get(i + 1).filter(|w| w.reserved(b"do")) {
+                            self.reserved_word(d.b)?;
+                        } else if let Some(d) = words.get(i + 2).filter(|w| w.reserved(b"do")) {
+                            self.reserved_word(d.b)?;
+                        }
                         // `for NAME do ...` / `for ((...)) do ...`: a body
                         // without `;` before `do`.
                         if words.get(i + 1).is_some_and(|w| w.reserved(b"do")) {
@@ -569,7 +580,11 @@ impl Parser<'_> {
                         }
                         return Ok(bare);
                     }
-                    b"case" | b"[[" => return Ok(bare),
+                    b"case" => {
+                        self.reserved_word(w.b)?;
+                        return Ok(bare);
+                    }
+                    b"[[" => return Ok(bare),
                     b"time" => {
                         // Bash's `time` keyword takes only `-p` (and `--`).
                         i += 1;
@@ -1246,7 +1261,10 @@ impl Parser<'_> {
         if self.depth > super::lexer::MAX_DEPTH {
             return Err(Stop::TooDeep);
         }
-        self.command(words)?;
+        self.made_up += 1;
+        let result = self.command(words);
+        self.made_up -= 1;
+        result?;
         self.depth -= 1;
         Ok(())
     }

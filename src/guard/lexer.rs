@@ -66,6 +66,9 @@ pub(super) enum Stop {
     TooDeep,
     /// The verdict is already the strongest one; nothing more to learn.
     Done,
+    /// A reserved word out of place (`then` with no `if`, `fi` after a
+    /// quoted `"if"`): bash runs nothing of this complete command and stops.
+    Syntax,
 }
 
 /// Result type of the lexer and analysis steps.
@@ -133,6 +136,16 @@ pub(super) struct Parser<'s> {
     pub(super) loose: bool,
     /// Aliases defined so far: name and value.
     pub(super) aliases: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Open compound commands, innermost last: `i` if (before `then`), `t`
+    /// then/elif body, `e` else body, `w` while/until/for/select (before
+    /// `do`), `d` do body, `c` case, `{` brace group.
+    pub(super) open: Vec<u8>,
+    /// Inside a command made up by the analysis (`xargs CMD`, `find -exec`):
+    /// reserved words there are plain command names.
+    pub(super) made_up: u32,
+    /// Verdict and loose flag as of the last complete top-level command
+    /// (what bash has run when it meets a syntax error after it).
+    pub(super) committed: (Verdict, bool),
     heredocs: Vec<Heredoc>,
     next_id: u32,
     /// Reused allocation for the words handed to the analysis.
@@ -218,6 +231,9 @@ impl<'s> Parser<'s> {
             verdict: Verdict::Allow,
             loose: false,
             aliases: Vec::new(),
+            open: Vec::new(),
+            made_up: 0,
+            committed: (Verdict::Allow, false),
             heredocs: Vec::new(),
             w_scratch: Vec::new(),
             next_id: 0,
@@ -303,10 +319,16 @@ impl<'s> Parser<'s> {
             let mut f = 0;
             sub.dquote(&mut scratch, &mut f, false)
         };
-        self.verdict = self.verdict.max(sub.verdict);
-        self.loose |= sub.loose;
         self.budget = sub.budget;
         self.aliases = std::mem::take(&mut sub.aliases);
+        if result == Err(Stop::Syntax) {
+            // That shell runs what came before the error, then stops.
+            self.verdict = self.verdict.max(sub.committed.0);
+            self.loose |= sub.committed.1;
+            return Ok(());
+        }
+        self.verdict = self.verdict.max(sub.verdict);
+        self.loose |= sub.loose;
         result
     }
 
@@ -329,6 +351,63 @@ impl<'s> Parser<'s> {
             Ok(())
         } else {
             self.bump(super::fallback::loose_sequence(raw))
+        }
+    }
+
+    /// Follows a reserved word at command position through the open
+    /// compound commands; a word out of place is a syntax error. Inside a
+    /// `case` (where patterns sit at command position) nothing is checked.
+    pub(super) fn reserved_word(&mut self, w: &[u8]) -> R {
+        if self.made_up > 0 {
+            return Ok(());
+        }
+        let top = self.open.last().copied();
+        let ok = match w {
+            b"if" => {
+                self.open.push(b'i');
+                true
+            }
+            b"while" | b"until" | b"for" | b"select" => {
+                self.open.push(b'w');
+                true
+            }
+            b"case" => {
+                self.open.push(b'c');
+                true
+            }
+            b"{" => {
+                self.open.push(b'{');
+                true
+            }
+            b"then" | b"elif" | b"else" | b"fi" | b"do" | b"done" | b"esac" | b"}" => {
+                let (need, next): (&[u8], Option<u8>) = match w {
+                    b"then" => (b"i", Some(b't')),
+                    b"elif" => (b"t", Some(b'i')),
+                    b"else" => (b"t", Some(b'e')),
+                    b"fi" => (b"te", None),
+                    b"do" => (b"w", Some(b'd')),
+                    b"done" => (b"d", None),
+                    b"esac" => (b"c", None),
+                    _ => (b"{", None),
+                };
+                match top {
+                    Some(t) if need.contains(&t) => {
+                        self.open.pop();
+                        if let Some(n) = next {
+                            self.open.push(n);
+                        }
+                        true
+                    }
+                    Some(b'c') => true,
+                    _ => false,
+                }
+            }
+            _ => true,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Stop::Syntax)
         }
     }
 
@@ -382,6 +461,9 @@ impl<'s> Parser<'s> {
                     self.finish(&mut cmd)?;
                     self.heredoc_bodies()?;
                     cmd.pipe_start = self.pos;
+                    if term == Term::Eof && paren == 0 && self.open.is_empty() {
+                        self.committed = (self.verdict, self.loose);
+                    }
                 }
                 b'#' => self.skip_comment(),
                 b';' => {

@@ -107,6 +107,15 @@ pub fn judge(command: &str) -> Verdict {
     };
     match result {
         Err(Stop::Done) => Verdict::BlockEndTurn,
+        // Bash ran the complete commands before the syntax error, nothing after.
+        Err(Stop::Syntax) => {
+            let (v, loose) = parser.committed;
+            if loose {
+                v.max(fallback::loose_sequence(src))
+            } else {
+                v
+            }
+        }
         Ok(()) => verdict,
         // Unparseable text or too deep a nesting: also apply the
         // conservative word-sequence rule.
