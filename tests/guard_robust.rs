@@ -206,6 +206,9 @@ fn deep_inputs_fit_a_small_stack() {
         .stack_size(64 * 1024)
         .spawn(move || {
             for input in &inputs {
+                if std::env::var_os("GUARD_STACK_TRACE").is_some() {
+                    eprintln!("deep input: {:?}", &input[..input.len().min(24)]);
+                }
                 judge(input);
             }
         })

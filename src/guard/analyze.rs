@@ -66,6 +66,35 @@ impl W<'_> {
     }
 }
 
+/// An unquoted reserved word that may come before a command.
+fn is_reserved(w: W<'_>) -> bool {
+    w.plain()
+        && w.f & QUOTED == 0
+        && matches!(
+            w.b,
+            b"!" | b"{"
+                | b"}"
+                | b"if"
+                | b"then"
+                | b"elif"
+                | b"else"
+                | b"fi"
+                | b"do"
+                | b"done"
+                | b"while"
+                | b"until"
+                | b"esac"
+                | b"time"
+                | b"for"
+                | b"select"
+                | b"case"
+                | b"function"
+                | b"coproc"
+                | b"noglob"
+                | b"nocorrect"
+        )
+}
+
 /// Bash brace expansion of one word's source text (quotes, `${...}`,
 /// `$(...)` and backquotes respected). `None` when it would produce more
 /// than [`BRACE_LIMIT`] words.
@@ -534,12 +563,14 @@ impl Parser<'_> {
     /// Analyses one simple command. Returns whether it is a shell that reads
     /// its script from standard input.
     pub(super) fn command(&mut self, words: &[W<'_>]) -> R<bool> {
-        if words.iter().any(|w| w.f & (BRACE | ASSIGN) == BRACE) {
-            return self.braces(words);
-        }
+        let has_brace = words.iter().any(|w| w.f & (BRACE | ASSIGN) == BRACE);
         let mut bare = false;
         let mut i = 0;
         while let Some(&w) = words.get(i) {
+            if has_brace && w.f & ASSIGN == 0 && !is_reserved(w) {
+                // Brace expansion happens before the command word is known.
+                return Ok(bare || self.braces(&words[i..])?);
+            }
             if w.f & ASSIGN != 0 {
                 // A startup file for the shell that runs next, from an
                 // unknown source (`BASH_ENV=<(...)`).
@@ -1258,7 +1289,7 @@ impl Parser<'_> {
     fn nested(&mut self, words: &[W<'_>]) -> R {
         self.spend(words.iter().map(|w| w.b.len() + 1).sum())?;
         self.depth += 1;
-        if self.depth > super::lexer::MAX_DEPTH {
+        if self.depth > super::lexer::MAX_DEPTH || self.stack_low() {
             return Err(Stop::TooDeep);
         }
         self.made_up += 1;

@@ -18,6 +18,19 @@ use super::Verdict;
 /// word-sequence rule.
 pub(super) const MAX_DEPTH: u32 = 32;
 
+/// Stack the analysis may use below the frame of the first parser, so that
+/// a host thread with a 64 KiB stack never overflows whatever the build's
+/// frame sizes: deeper nesting is "too deep" (the fallback decides).
+const STACK_BUDGET: usize = 40 * 1024;
+
+/// The address of a local of the calling frame: the stack grows down, so
+/// the difference between two of these is the stack used in between.
+#[inline(never)]
+fn stack_mark() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
 /// Work allowed for re-analysis (re-parsed scripts, heredoc bodies, rebuilt
 /// word lists), as a multiple of the input length plus a constant. Beyond
 /// it the word-sequence rule decides, which keeps chains such as
@@ -115,8 +128,10 @@ pub(super) struct Cmd {
     pub(super) piped_in: bool,
     /// Every word so far is an assignment (or a redirection).
     pub(super) assigns_only: bool,
-    /// Every word so far is a reserved word that may precede a command.
-    pub(super) reserved_only: bool,
+    /// Where the next word stands: 0 command position (only reserved words
+    /// before it, or `for NAME do`), 1 after `for`/`select`, 2 after its
+    /// NAME, 3 an argument.
+    pub(super) lead: u8,
     /// Where the pipeline this command belongs to starts in the source.
     pub(super) pipe_start: usize,
 }
@@ -152,6 +167,8 @@ pub(super) struct Parser<'s> {
     w_scratch: Vec<W<'static>>,
     /// Remaining re-analysis work, shared with sub-parsers.
     budget: usize,
+    /// [`stack_mark`] when the first parser was made.
+    stack_base: usize,
     /// Expansions seen in the current word.
     exp_count: u32,
     /// One of them was `HERDR_BIN_PATH`.
@@ -238,6 +255,7 @@ impl<'s> Parser<'s> {
             w_scratch: Vec::new(),
             next_id: 0,
             budget: src.len().saturating_mul(BUDGET_FACTOR) + BUDGET_BASE,
+            stack_base: stack_mark(),
             exp_count: 0,
             exp_herdr: false,
             assign_pos: false,
@@ -263,11 +281,16 @@ impl<'s> Parser<'s> {
 
     fn enter(&mut self) -> R {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        if self.depth > MAX_DEPTH || self.stack_low() {
             Err(Stop::TooDeep)
         } else {
             Ok(())
         }
+    }
+
+    /// More than [`STACK_BUDGET`] of stack is in use below the first parser.
+    pub(super) fn stack_low(&self) -> bool {
+        self.stack_base.saturating_sub(stack_mark()) > STACK_BUDGET
     }
 
     fn leave(&mut self) {
@@ -297,7 +320,7 @@ impl<'s> Parser<'s> {
             id: self.next_id,
             piped_in: false,
             assigns_only: true,
-            reserved_only: true,
+            lead: 0,
             pipe_start: self.pos,
         }
     }
@@ -305,12 +328,13 @@ impl<'s> Parser<'s> {
     /// Analyses `text` as a script (`script`) or as an expanding heredoc
     /// body, one level deeper, and merges the findings.
     pub(super) fn sub_parse(&mut self, text: &[u8], script: bool) -> R {
-        if self.depth + 1 > MAX_DEPTH {
+        if self.depth + 1 > MAX_DEPTH || self.stack_low() {
             return Err(Stop::TooDeep);
         }
         self.spend(text.len())?;
         let mut sub = Parser::new(text, self.depth + 1);
         sub.budget = self.budget;
+        sub.stack_base = self.stack_base;
         sub.aliases = std::mem::take(&mut self.aliases);
         let result = if script {
             sub.parse_list(Term::Eof)
@@ -544,22 +568,21 @@ impl<'s> Parser<'s> {
                         continue;
                     }
                     let word = &cmd.buf[start..];
-                    let lead = cmd.reserved_only && f == 0;
+                    let lead = cmd.lead == 0 && f == 0;
                     let cond = lead && word == b"[[";
                     cmd.assigns_only &= f & ASSIGN != 0;
-                    cmd.reserved_only &= f == 0
-                        && matches!(
-                            word,
-                            b"{" | b"!"
-                                | b"then"
-                                | b"do"
-                                | b"else"
-                                | b"elif"
-                                | b"if"
-                                | b"while"
-                                | b"until"
-                                | b"time"
-                        );
+                    cmd.lead = match (cmd.lead, f == 0, word) {
+                        (
+                            0,
+                            true,
+                            b"{" | b"!" | b"then" | b"do" | b"else" | b"elif" | b"if" | b"while"
+                            | b"until" | b"time",
+                        ) => 0,
+                        (0, true, b"for" | b"select") => 1,
+                        (1, _, _) => 2,
+                        (2, true, b"do") => 0,
+                        _ => 3,
+                    };
                     if lead {
                         match &cmd.buf[start..] {
                             b"case" => case_depth += 1,
@@ -600,7 +623,7 @@ impl<'s> Parser<'s> {
             cmd.buf.clear();
             cmd.words.clear();
             cmd.assigns_only = true;
-            cmd.reserved_only = true;
+            cmd.lead = 0;
             return Ok(());
         }
         let src = self.src;
@@ -644,7 +667,7 @@ impl<'s> Parser<'s> {
         cmd.words.clear();
         cmd.piped_in = false;
         cmd.assigns_only = true;
-        cmd.reserved_only = true;
+        cmd.lead = 0;
         Ok(())
     }
 
