@@ -1001,7 +1001,7 @@ impl Parser<'_> {
                 text.push(b' ');
             }
             let raw = if w.raw.is_empty() { w.b } else { w.raw };
-            if w.f & (BRACE | ASSIGN) == BRACE && !w.raw.is_empty() {
+            if w.f & (BRACE | ASSIGN) == BRACE && !w.raw.is_empty() && w.raw.len() <= 4096 {
                 match brace_expand(raw) {
                     Some(alts) => {
                         for (k, a) in alts.iter().enumerate() {
@@ -1016,6 +1016,9 @@ impl Parser<'_> {
                         break;
                     }
                 }
+            } else if w.f & (BRACE | ASSIGN) == BRACE {
+                ok = false;
+                break;
             } else if w.raw.is_empty() {
                 push_quoted(&mut text, *w);
             } else {
