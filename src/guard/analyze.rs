@@ -565,6 +565,7 @@ impl Parser<'_> {
     pub(super) fn command(&mut self, words: &[W<'_>]) -> R<bool> {
         let has_brace = words.iter().any(|w| w.f & (BRACE | ASSIGN) == BRACE);
         let mut bare = false;
+        let mut judged_rest = false;
         let mut i = 0;
         while let Some(&w) = words.get(i) {
             if has_brace && w.f & ASSIGN == 0 && !is_reserved(w) {
@@ -755,8 +756,12 @@ impl Parser<'_> {
                 return Ok(bare);
             }
             // It comes from a substitution's output or a value defined
-            // elsewhere: judge the text that produces it.
-            self.dyn_text(&join_raw(&words[i..]))?;
+            // elsewhere: judge the text that produces it. The first such word's
+            // text covers every later one, so it is judged once (linear cost).
+            if !judged_rest {
+                judged_rest = true;
+                self.dyn_text(&join_raw(&words[i..]))?;
+            }
             let base = basename(w.b);
             if pat_match(base, b"herdr", false) {
                 self.herdr(rest, true)?;
