@@ -11,260 +11,15 @@
 //!
 //! `HL_GUARD_FUZZ_COUNT` (default 20000) and `HL_GUARD_FUZZ_SEED` (default
 //! fixed) set the run; `cargo test --release --test guard_fuzz -- --nocapture`
-//! prints the counts.
+//! prints the counts; `HL_GUARD_FUZZ_DUMP=FILE` writes every false positive
+//! to FILE.
 
+#[path = "guard_support/generate.rs"]
+mod generate;
 #[path = "guard_support/oracle.rs"]
 mod oracle;
 
 use herdr_link::guard::judge;
-
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-}
-
-/// Single-quotes `s` for the shell.
-fn sq(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// Double-quotes `s` for the shell.
-fn dq(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        if matches!(c, '"' | '\\' | '$' | '`') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    out
-}
-
-/// Ways to write the Herdr command word.
-const HERDR: &[&str] = &[
-    "herdr",
-    "herdr",
-    "herdr",
-    "\"herdr\"",
-    "h\\erdr",
-    "$'herdr'",
-    "$'\\x68erdr'",
-    "\"$HERDR_BIN_PATH\"",
-    "${HERDR_BIN_PATH}",
-    "./herdr",
-    "$(:)herdr",
-    "herdr$(:)",
-    "{herdr,}",
-    "h''erdr",
-    "her\"\"dr",
-];
-
-/// Ways to write `agent` and `wait`.
-const AGENT: &[&str] = &[
-    "agent",
-    "agent",
-    "'agent'",
-    "ag\"\"ent",
-    "{agent,}",
-    "agent$(:)",
-];
-const WAIT: &[&str] = &[
-    "wait", "wait", "\"wait\"", "wa\\it", "{wait,}", "w''ait", "wait$(:)",
-];
-const WAIT_OPT: &[&str] = &[
-    "--wait",
-    "--wait",
-    "\"--wait\"",
-    "--until idle",
-    "--timeout 5",
-    "--wait=1",
-    "--timeout=9",
-];
-
-/// Wrappers before the command word.
-const WRAPPERS: &[&str] = &[
-    "",
-    "",
-    "",
-    "",
-    "env ",
-    "env A=1 ",
-    "timeout 5 ",
-    "nice ",
-    "nohup ",
-    "command ",
-    "time ",
-    "time -p ",
-    "stdbuf -oL ",
-    "A=1 ",
-    "{fd}>/dev/null ",
-    "exec 3>/dev/null; ",
-];
-
-/// Harmless commands and mentions.
-const HARMLESS: &[&str] = &[
-    "echo herdr agent wait x",
-    "echo 'herdr agent wait x'",
-    "echo \"herdr agent prompt p hi --wait\"",
-    "printf '%s\\n' \"herdr agent wait\"",
-    ": herdr agent wait x",
-    "herdr agent list",
-    "herdr agent get peer",
-    "herdr agent prompt p hi",
-    "herdr agent prompt p \"use --wait\"",
-    "herdr agent prompt p --wait",
-    "herdr agent start r --timeout 5",
-    "true",
-    "ls >/dev/null",
-    "echo $(( 1 << 2 ))",
-    "(( y = 1 << 3 ))",
-    "[[ a =~ (b|c) ]]",
-    "[[ 'herdr agent wait' =~ (herdr agent wait) ]]",
-    "x=$((2<<1))",
-    "cat <<'EOF'\nherdr agent wait x\nEOF",
-    "cat <<EOF\n\\$(herdr agent wait x)\nEOF",
-    "grep -q 'herdr agent wait' /dev/null",
-    "# herdr agent wait x",
-    "trap 'echo herdr agent wait' EXIT",
-    "echo {herdr,agent,wait}",
-    "find . -name peers -exec herdr agent prompt p {} \\;",
-    "echo \"`echo \\\"herdr agent wait\\\"`\"",
-    "a[1<<2]=3",
-    "echo $[1<<2]",
-    "set -- a b",
-];
-
-/// A plain (word-only) real or harmless Herdr command, as argv words.
-fn herdr_words(r: &mut Rng, kind: usize) -> Vec<&'static str> {
-    match kind {
-        0 => vec!["herdr", "agent", "wait", "x"],
-        1 => vec!["herdr", "agent", "prompt", "p", "hi", "--wait"],
-        2 => vec!["herdr", "agent", "list"],
-        _ => vec!["echo", "herdr", "agent", r.pick(&["wait", "prompt"]), "x"],
-    }
-}
-
-/// A simple Herdr command (a wait, a waiting prompt, or harmless).
-fn core(r: &mut Rng) -> String {
-    let w = r.pick(WRAPPERS);
-    match r.below(10) {
-        0..=3 => format!("{w}{} {} {} x", r.pick(HERDR), r.pick(AGENT), r.pick(WAIT)),
-        4..=5 => format!(
-            "{w}{} {} prompt p hi {}",
-            r.pick(HERDR),
-            r.pick(AGENT),
-            r.pick(WAIT_OPT)
-        ),
-        _ => format!("{w}{}", r.pick(HARMLESS)),
-    }
-}
-
-/// Commands built from words defined earlier in the same text.
-fn defined(r: &mut Rng) -> String {
-    let kind = r.below(4);
-    let words = herdr_words(r, kind);
-    let joined = words.join(" ");
-    match r.below(10) {
-        0 => format!("set -- {joined}; \"$@\""),
-        1 => format!("a=({joined}); \"${{a[@]}}\""),
-        2 => format!("c={}; $c", sq(&joined)),
-        3 => format!("c={}; eval \"$c\"", sq(&joined)),
-        4 => format!("f() {{ \"$@\"; }}; f {joined}"),
-        5 => format!("H={}; $H {}", words[0], words[1..].join(" ")),
-        6 => format!("IFS=,; c={}; $c", words.join(",")),
-        7 => format!("read -ra w <<< {}; \"${{w[@]}}\"", sq(&joined)),
-        8 => format!("shopt -s expand_aliases\nalias w1={}\nw1", sq(&joined)),
-        _ => format!("$(echo {joined})"),
-    }
-}
-
-/// A command in a context (recursive).
-fn stmt(r: &mut Rng, depth: u32) -> String {
-    if depth >= 3 || r.chance(30) {
-        return if r.chance(15) { defined(r) } else { core(r) };
-    }
-    let inner = stmt(r, depth + 1);
-    // A here-document must be followed by a newline before anything else.
-    let e = if inner.contains("<<") { "\n" } else { "; " };
-    let n = if inner.contains("<<") { "\n" } else { "" };
-    match r.below(26) {
-        0 => format!("({inner}{n})"),
-        1 => format!("{{ {inner}{e}}}"),
-        2 => format!("echo \"$({inner}{n})\""),
-        3 => format!(
-            "x=`{}{n}`",
-            inner
-                .replace('\\', "\\\\")
-                .replace('`', "\\`")
-                .replace('$', "\\$")
-        ),
-        4 => format!("sh -c {}", sq(&inner)),
-        5 => format!("bash -c {}", dq(&inner)),
-        6 => format!("eval {}", sq(&inner)),
-        7 => format!("if true; then {inner}{e}fi"),
-        8 => format!("for i in 1; do {inner}{e}done"),
-        9 => format!("case a in a) {inner}{n};; esac"),
-        10 => format!("f() {{ {inner}{e}}}; f"),
-        11 => format!("true && {inner}"),
-        12 => format!("{{ {inner}{e}}} | cat"),
-        13 => format!("cat <<EOF\n$({inner}{n})\nEOF"),
-        14 => format!("bash <<'EOF'\n{inner}\nEOF"),
-        15 => format!("bash <<< {}", sq(&inner)),
-        16 => format!("source <(echo {})", sq(&inner)),
-        17 => format!("trap {} EXIT", sq(&inner)),
-        18 => format!("echo {} | bash", sq(&inner)),
-        19 => format!("bash < <(echo {})", sq(&inner)),
-        20 => format!("set -- a; for x do {inner}{e}done"),
-        21 => format!("{{ {inner}{e}}} &\nwait"),
-        22 => format!("false || {inner}"),
-        23 => format!("bash /dev/stdin <<< {}", sq(&inner)),
-        24 => format!("{{ {inner}{e}}} 2>&1 >/dev/null"),
-        _ => format!("time {{ {inner}{e}}}"),
-    }
-}
-
-/// One generated candidate: some statements with noise around them.
-fn candidate(r: &mut Rng) -> String {
-    let mut parts = Vec::new();
-    if r.chance(40) {
-        parts.push(r.pick(HARMLESS).to_string());
-    }
-    parts.push(stmt(r, 0));
-    if r.chance(30) {
-        parts.push(r.pick(HARMLESS).to_string());
-    }
-    let mut text = String::new();
-    for (k, p) in parts.iter().enumerate() {
-        if k > 0 {
-            // Here-documents need a newline before the next command.
-            let prev = &parts[k - 1];
-            text.push_str(if prev.contains("<<") || prev.contains('#') {
-                "\n"
-            } else {
-                r.pick(&["; ", "\n", " && "])
-            });
-        }
-        text.push_str(p);
-    }
-    text
-}
 
 fn env_usize(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -277,8 +32,7 @@ fn env_usize(name: &str, default: u64) -> u64 {
 fn guard_agrees_with_bash_on_generated_commands() {
     let count = env_usize("HL_GUARD_FUZZ_COUNT", 20_000) as usize;
     let seed = env_usize("HL_GUARD_FUZZ_SEED", 0x4845_5244_5231_3030);
-    let mut rng = Rng(seed | 1);
-    let cases: Vec<String> = (0..count).map(|_| candidate(&mut rng)).collect();
+    let cases = generate::candidates(seed, count);
     let guard: Vec<i32> = cases.iter().map(|c| judge(c).code()).collect();
 
     // Two sandboxes in parallel (CI has two cores).
@@ -315,6 +69,10 @@ fn guard_agrees_with_bash_on_generated_commands() {
         false_pos.len(),
         100.0 * false_pos.len() as f64 / harmless.max(1) as f64
     ));
+    if let Ok(path) = std::env::var("HL_GUARD_FUZZ_DUMP") {
+        // Every false positive, one debug-quoted command per line, for study.
+        std::fs::write(&path, false_pos.join("\n")).expect("write HL_GUARD_FUZZ_DUMP");
+    }
     for f in false_pos.iter().take(20) {
         oracle::note(&format!("  false positive: {f}"));
     }
