@@ -28,64 +28,134 @@ fn env_usize(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-#[test]
-fn guard_agrees_with_bash_on_generated_commands() {
-    let count = env_usize("HL_GUARD_FUZZ_COUNT", 20_000) as usize;
-    let seed = env_usize("HL_GUARD_FUZZ_SEED", 0x4845_5244_5231_3030);
-    let cases = generate::candidates(seed, count);
-    let guard: Vec<i32> = cases.iter().map(|c| judge(c).code()).collect();
+/// What one oracle run found.
+struct Report {
+    label: String,
+    generated: usize,
+    waits: usize,
+    prompts: usize,
+    timeouts: usize,
+    bypasses: Vec<String>,
+    false_pos: Vec<String>,
+}
 
-    // Two sandboxes in parallel (CI has two cores).
+impl Report {
+    fn harmless(&self) -> usize {
+        self.generated - self.waits - self.prompts
+    }
+
+    fn print(&self) {
+        oracle::note(&format!(
+            "guard fuzz ({}): {} generated ({} ran a wait, {} a waiting prompt, {} no wait; {} timed out); {} bypasses; {} false positives ({:.2}% of the harmless ones)",
+            self.label,
+            self.generated,
+            self.waits,
+            self.prompts,
+            self.harmless(),
+            self.timeouts,
+            self.bypasses.len(),
+            self.false_pos.len(),
+            100.0 * self.false_pos.len() as f64 / self.harmless().max(1) as f64
+        ));
+        for f in self.false_pos.iter().take(20) {
+            oracle::note(&format!("  false positive: {f}"));
+        }
+    }
+}
+
+/// Runs `cases` through the guard and through an oracle (two sandboxes in
+/// parallel: CI has two cores) and compares.
+fn compare(label: &str, cases: &[String], make: fn() -> oracle::Oracle) -> Report {
+    let guard: Vec<i32> = cases.iter().map(|c| judge(c).code()).collect();
     let half = cases.len() / 2;
     let (a, b) = cases.split_at(half);
     let (oa, ob) = std::thread::scope(|s| {
-        let ta = s.spawn(|| oracle::Oracle::shared_cwd().run(a, 250));
-        let tb = s.spawn(|| oracle::Oracle::shared_cwd().run(b, 250));
+        let ta = s.spawn(|| make().run(a, 250));
+        let tb = s.spawn(|| make().run(b, 250));
         (ta.join().unwrap(), tb.join().unwrap())
     });
-    let outs: Vec<oracle::Outcome> = oa.into_iter().chain(ob).collect();
-
-    let mut bypasses = Vec::new();
-    let mut false_pos = Vec::new();
-    let (mut waits, mut prompts, mut timeouts) = (0, 0, 0);
-    for ((c, &g), o) in cases.iter().zip(&guard).zip(&outs) {
-        timeouts += usize::from(o.timed_out);
+    let mut report = Report {
+        label: label.to_string(),
+        generated: cases.len(),
+        waits: 0,
+        prompts: 0,
+        timeouts: 0,
+        bypasses: Vec::new(),
+        false_pos: Vec::new(),
+    };
+    for ((c, &g), o) in cases.iter().zip(&guard).zip(oa.iter().chain(&ob)) {
+        report.timeouts += usize::from(o.timed_out);
         match o.verdict {
-            2 => waits += 1,
-            1 => prompts += 1,
+            2 => report.waits += 1,
+            1 => report.prompts += 1,
             _ => {}
         }
         if (o.verdict == 2 && g < 2) || (o.verdict == 1 && g == 0) {
-            bypasses.push(format!("bash ran {}, guard said {g}: {c:?}", o.verdict));
+            report
+                .bypasses
+                .push(format!("bash ran {}, guard said {g}: {c:?}", o.verdict));
         } else if o.verdict == 0 && g > 0 {
-            false_pos.push(format!("guard said {g}, bash ran nothing: {c:?}"));
+            report
+                .false_pos
+                .push(format!("guard said {g}, bash ran nothing: {c:?}"));
         }
     }
-    let harmless = cases.len() - waits - prompts;
-    oracle::note(&format!(
-        "guard fuzz: seed {seed:#x}: {} generated ({waits} ran a wait, {prompts} a waiting prompt, {harmless} no wait; {timeouts} timed out); {} bypasses; {} false positives ({:.2}% of the harmless ones)",
-        cases.len(),
-        bypasses.len(),
-        false_pos.len(),
-        100.0 * false_pos.len() as f64 / harmless.max(1) as f64
-    ));
-    if let Ok(path) = std::env::var("HL_GUARD_FUZZ_DUMP") {
-        // Every false positive, one debug-quoted command per line, for study.
-        std::fs::write(&path, false_pos.join("\n")).expect("write HL_GUARD_FUZZ_DUMP");
-    }
-    for f in false_pos.iter().take(20) {
-        oracle::note(&format!("  false positive: {f}"));
-    }
+    report.print();
+    report
+}
+
+fn assert_no_bypass(r: &Report) {
     assert!(
-        bypasses.is_empty(),
-        "{} bypasses:\n{}",
-        bypasses.len(),
-        bypasses
+        r.bypasses.is_empty(),
+        "{}: {} bypasses:\n{}",
+        r.label,
+        r.bypasses.len(),
+        r.bypasses
             .iter()
             .take(40)
             .cloned()
             .collect::<Vec<_>>()
             .join("\n")
     );
-    assert!(waits > count / 10, "too few generated waits ran: {waits}");
+}
+
+#[test]
+fn guard_agrees_with_bash_on_generated_commands() {
+    let count = env_usize("HL_GUARD_FUZZ_COUNT", 20_000) as usize;
+    let seed = env_usize("HL_GUARD_FUZZ_SEED", 0x4845_5244_5231_3030);
+    let cases = generate::candidates(seed, count);
+
+    // The guard reads `sh` scripts as bash: false positives are measured
+    // with `sh` being bash.
+    let main = compare(
+        &format!("seed {seed:#x}, sh = bash"),
+        &cases,
+        oracle::Oracle::shared_cwd_bash_sh,
+    );
+    if let Ok(path) = std::env::var("HL_GUARD_FUZZ_DUMP") {
+        // Every false positive, one debug-quoted command per line, for study.
+        std::fs::write(&path, main.false_pos.join("\n")).expect("write HL_GUARD_FUZZ_DUMP");
+    }
+    // Where `sh` is dash (Debian, Ubuntu), no bypass either: the candidates
+    // that run `sh` again, with dash.
+    let with_sh: Vec<String> = cases
+        .iter()
+        .filter(|c| c.contains("sh -c"))
+        .cloned()
+        .collect();
+    let dash = compare(
+        &format!(
+            "seed {seed:#x}, the {} candidates with `sh -c`, sh = dash",
+            with_sh.len()
+        ),
+        &with_sh,
+        oracle::Oracle::shared_cwd,
+    );
+    assert_no_bypass(&main);
+    assert_no_bypass(&dash);
+    assert!(
+        main.waits > count / 10,
+        "too few generated waits ran: {}",
+        main.waits
+    );
 }

@@ -77,7 +77,8 @@ pub(super) enum Stop {
     Broken,
     /// Nesting deeper than [`MAX_DEPTH`].
     TooDeep,
-    /// The verdict is already the strongest one; nothing more to learn.
+    /// A complete top-level line already has the strongest verdict;
+    /// nothing more to learn.
     Done,
     /// A reserved word out of place (`then` with no `if`, `fi` after a
     /// quoted `"if"`): bash runs nothing of this complete command and stops.
@@ -297,14 +298,12 @@ impl<'s> Parser<'s> {
         self.depth -= 1;
     }
 
-    /// Raises the verdict; the strongest verdict stops the analysis.
+    /// Raises the verdict. The analysis goes on to the end of the line even
+    /// after the strongest verdict: a syntax error later on the line means
+    /// bash runs none of it.
     pub(super) fn bump(&mut self, v: Verdict) -> R {
         self.verdict = self.verdict.max(v);
-        if self.verdict == Verdict::BlockEndTurn {
-            Err(Stop::Done)
-        } else {
-            Ok(())
-        }
+        Ok(())
     }
 
     fn new_cmd(&mut self, top: bool) -> Cmd {
@@ -470,9 +469,16 @@ impl<'s> Parser<'s> {
         let mut cmd = self.new_cmd(term == Term::Eof);
         let mut paren: u32 = 0;
         let mut case_depth: u32 = 0;
+        // After `&&`, `||`, `|` or `|&`, before the next command's first
+        // word: the list goes on across newlines, and ends nowhere else.
+        let mut pending = false;
         loop {
             self.skip_blanks();
             let Some(c) = self.peek() else {
+                if pending {
+                    // `a && # ...` then the end: bash rejects the line.
+                    return Err(Stop::Syntax);
+                }
                 self.finish(&mut cmd)?;
                 if term == Term::Paren || paren > 0 {
                     return Err(Stop::Broken);
@@ -485,11 +491,16 @@ impl<'s> Parser<'s> {
                     self.finish(&mut cmd)?;
                     self.heredoc_bodies()?;
                     cmd.pipe_start = self.pos;
-                    if term == Term::Eof && paren == 0 && self.open.is_empty() {
+                    if term == Term::Eof && paren == 0 && self.open.is_empty() && !pending {
                         self.committed = (self.verdict, self.loose);
+                        if self.depth == 0 && self.verdict == Verdict::BlockEndTurn {
+                            // A complete line with a wait: nothing more to learn.
+                            return Err(Stop::Done);
+                        }
                     }
                 }
                 b'#' => self.skip_comment(),
+                b';' | b')' if pending => return Err(Stop::Syntax),
                 b';' => {
                     // `;`, `;;`, `;&`, `;;&`
                     self.pos += 1;
@@ -499,16 +510,27 @@ impl<'s> Parser<'s> {
                     self.finish(&mut cmd)?;
                     cmd.pipe_start = self.pos;
                 }
-                b'&' if self.peek_at(1) == Some(b'>') => self.redirect(&mut cmd)?,
+                b'&' if self.peek_at(1) == Some(b'>') => {
+                    pending = false;
+                    self.redirect(&mut cmd)?;
+                }
                 b'&' => {
+                    if pending {
+                        return Err(Stop::Syntax);
+                    }
                     self.pos += 1;
                     if self.peek() == Some(b'&') {
                         self.pos += 1;
+                        pending = true;
                     }
                     self.finish(&mut cmd)?;
                     cmd.pipe_start = self.pos;
                 }
                 b'|' => {
+                    if pending {
+                        return Err(Stop::Syntax);
+                    }
+                    pending = true;
                     self.pos += 1;
                     let piped = match self.peek() {
                         Some(b'|') => {
@@ -533,8 +555,17 @@ impl<'s> Parser<'s> {
                         || (cmd.words.len() == 1
                             && cmd.words[0].f == 0
                             && &cmd.buf[cmd.words[0].start..cmd.words[0].end] == b"for"))
-                    && self.try_arith(2, b')')? => {}
+                    && self.try_arith(2, b')')? =>
+                {
+                    pending = false;
+                }
                 b'(' => {
+                    pending = false;
+                    if case_depth == 0 && self.paren_is_syntax_error(&cmd) {
+                        // `echo a (b)`, `A=1 (x)`, `>f (x)`: bash rejects
+                        // the line.
+                        return Err(Stop::Syntax);
+                    }
                     self.pos += 1;
                     self.finish(&mut cmd)?;
                     cmd.pipe_start = self.pos;
@@ -553,8 +584,12 @@ impl<'s> Parser<'s> {
                         return Err(Stop::Broken);
                     }
                 }
-                b'<' | b'>' => self.redirect(&mut cmd)?,
+                b'<' | b'>' => {
+                    pending = false;
+                    self.redirect(&mut cmd)?;
+                }
                 _ => {
+                    pending = false;
                     let start = cmd.buf.len();
                     let before = self.pos;
                     self.assign_pos = cmd.assigns_only;
@@ -603,6 +638,41 @@ impl<'s> Parser<'s> {
                 }
             }
         }
+    }
+
+    /// Whether a `(` at the current position, after a blank, is a syntax
+    /// error: the simple command already has words that are not only
+    /// reserved words (`if (x)`), `time -p`, `coproc [NAME]`, or a function
+    /// name (`f ()`, `function f ()`). A `(` glued to a word (`@(x)`, an
+    /// extglob when enabled) is left to the usual reading.
+    fn paren_is_syntax_error(&self, cmd: &Cmd) -> bool {
+        if cmd.words.is_empty()
+            || cmd.lead == 0
+            || !self
+                .pos
+                .checked_sub(1)
+                .is_some_and(|k| matches!(self.src[k], b' ' | b'\t'))
+        {
+            return false;
+        }
+        let word = |k: usize| {
+            cmd.words
+                .get(k)
+                .filter(|s| s.f == 0)
+                .map(|s| &cmd.buf[s.start..s.end])
+        };
+        let n = cmd.words.len();
+        let first = word(0);
+        let empty_parens = self.src[self.pos + 1..]
+            .iter()
+            .find(|c| !matches!(c, b' ' | b'\t'))
+            == Some(&b')');
+        let fn_def = empty_parens
+            && ((n == 1 && first.is_some())
+                || (n == 2 && first == Some(b"function".as_slice()) && word(1).is_some()));
+        !(fn_def
+            || first == Some(b"coproc".as_slice())
+            || (n == 2 && first == Some(b"time".as_slice()) && word(1) == Some(b"-p".as_slice())))
     }
 
     /// Ends the current simple command: analyses it and starts a new one.

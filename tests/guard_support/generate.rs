@@ -129,7 +129,8 @@ const HARMLESS: &[&str] = &[
     "cat <<EOF\n\\$(herdr agent wait x)\nEOF",
     "grep -q 'herdr agent wait' /dev/null",
     "# herdr agent wait x",
-    "trap 'echo herdr agent wait' EXIT",
+    // INT, not EXIT: a later `trap ... EXIT` would replace an earlier one.
+    "trap 'echo herdr agent wait' INT",
     "echo {herdr,agent,wait}",
     "find . -name peers -exec herdr agent prompt p {} \\;",
     "echo \"`echo \\\"herdr agent wait\\\"`\"",
@@ -182,22 +183,55 @@ fn defined(r: &mut Rng) -> String {
     }
 }
 
+/// Where a generated statement stands, for the few places where the text
+/// must differ to stay what it means.
+#[derive(Clone, Copy, Default)]
+struct Ctx {
+    /// Nesting depth.
+    depth: u32,
+    /// Inside an EXIT trap handler: a `trap ... EXIT` set there never runs,
+    /// so the generator does not nest them (the guard judges every handler).
+    in_trap: bool,
+}
+
+/// Wraps `inner` as the body of a command substitution. Bash 5.2.15 rejects
+/// `$(time { ...; })` (any compound command after a leading `time` in a
+/// substitution; other bash versions accept it, so the guard judges it as
+/// run): a `:` command goes first then.
+fn subst_body(inner: &str) -> String {
+    if inner.starts_with("time ") {
+        format!(": ; {inner}")
+    } else {
+        inner.to_string()
+    }
+}
+
 /// A command in a context (recursive).
-fn stmt(r: &mut Rng, depth: u32) -> String {
-    if depth >= 3 || r.chance(30) {
+fn stmt(r: &mut Rng, ctx: Ctx) -> String {
+    if ctx.depth >= 3 || r.chance(30) {
         return if r.chance(15) { defined(r) } else { core(r) };
     }
-    let inner = stmt(r, depth + 1);
-    // A here-document must be followed by a newline before anything else.
-    let e = if inner.contains("<<") { "\n" } else { "; " };
-    let n = if inner.contains("<<") { "\n" } else { "" };
-    match r.below(26) {
+    let k = r.below(26);
+    let deeper = Ctx {
+        depth: ctx.depth + 1,
+        in_trap: ctx.in_trap || k == 17,
+    };
+    let inner = stmt(r, deeper);
+    // A here-document must be followed by a newline before anything else,
+    // and so must a comment (it would swallow the closing `)`, `}` or `;`).
+    let nl = inner.contains("<<") || inner.contains('#');
+    let e = if nl { "\n" } else { "; " };
+    let n = if nl { "\n" } else { "" };
+    // Here-document delimiters differ by depth: a body ends at the first
+    // line equal to its delimiter, whatever nests inside it.
+    let d = ctx.depth;
+    match k {
         0 => format!("({inner}{n})"),
         1 => format!("{{ {inner}{e}}}"),
-        2 => format!("echo \"$({inner}{n})\""),
+        2 => format!("echo \"$({}{n})\"", subst_body(&inner)),
         3 => format!(
             "x=`{}{n}`",
-            inner
+            subst_body(&inner)
                 .replace('\\', "\\\\")
                 .replace('`', "\\`")
                 .replace('$', "\\$")
@@ -211,10 +245,11 @@ fn stmt(r: &mut Rng, depth: u32) -> String {
         10 => format!("f() {{ {inner}{e}}}; f"),
         11 => format!("true && {inner}"),
         12 => format!("{{ {inner}{e}}} | cat"),
-        13 => format!("cat <<EOF\n$({inner}{n})\nEOF"),
-        14 => format!("bash <<'EOF'\n{inner}\nEOF"),
+        13 => format!("cat <<E{d}\n$({}{n})\nE{d}", subst_body(&inner)),
+        14 => format!("bash <<'B{d}'\n{inner}\nB{d}"),
         15 => format!("bash <<< {}", sq(&inner)),
         16 => format!("source <(echo {})", sq(&inner)),
+        17 if ctx.in_trap => format!("{{ {inner}{e}}}"),
         17 => format!("trap {} EXIT", sq(&inner)),
         18 => format!("echo {} | bash", sq(&inner)),
         19 => format!("bash < <(echo {})", sq(&inner)),
@@ -227,13 +262,18 @@ fn stmt(r: &mut Rng, depth: u32) -> String {
     }
 }
 
+/// A harmless command that may fail (so `&&` after it runs nothing).
+fn may_fail(part: &str) -> bool {
+    part.starts_with("grep -q") || part.starts_with("[[ a =~")
+}
+
 /// One generated candidate: some statements with noise around them.
 fn candidate(r: &mut Rng) -> String {
     let mut parts = Vec::new();
     if r.chance(40) {
         parts.push(r.pick(HARMLESS).to_string());
     }
-    parts.push(stmt(r, 0));
+    parts.push(stmt(r, Ctx::default()));
     if r.chance(30) {
         parts.push(r.pick(HARMLESS).to_string());
     }
@@ -244,6 +284,8 @@ fn candidate(r: &mut Rng) -> String {
             let prev = &parts[k - 1];
             text.push_str(if prev.contains("<<") || prev.contains('#') {
                 "\n"
+            } else if may_fail(prev) {
+                r.pick(&["; ", "\n"])
             } else {
                 r.pick(&["; ", "\n", " && "])
             });

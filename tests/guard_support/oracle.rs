@@ -71,16 +71,25 @@ impl Oracle {
     /// Builds the sandbox under the system temporary directory. Each
     /// candidate gets a fresh working directory.
     pub fn new() -> Oracle {
-        Oracle::build(false)
+        Oracle::build(false, "/bin/dash")
     }
 
     /// Like [`Oracle::new`], but all candidates share one working directory
     /// (prepared once): for generated candidates that write no files.
     pub fn shared_cwd() -> Oracle {
-        Oracle::build(true)
+        Oracle::build(true, "/bin/dash")
     }
 
-    fn build(shared: bool) -> Oracle {
+    /// Like [`Oracle::shared_cwd`], but `sh` is bash (which then runs in
+    /// POSIX mode), as on systems where `/bin/sh` is bash rather than dash.
+    /// The guard reads `sh` scripts as bash, so this is the oracle its
+    /// false positives are measured against; dash (the default) is the one
+    /// its bypasses must also hold against.
+    pub fn shared_cwd_bash_sh() -> Oracle {
+        Oracle::build(true, "/bin/bash")
+    }
+
+    fn build(shared: bool, sh: &str) -> Oracle {
         static SEQ: AtomicUsize = AtomicUsize::new(0);
         let root = std::env::temp_dir().join(format!(
             "hl-guard-oracle-{}-{}",
@@ -113,7 +122,7 @@ impl Oracle {
                 let _ = std::os::unix::fs::symlink(p, bin.join(tool));
             }
         }
-        let _ = std::os::unix::fs::symlink("/bin/dash", bin.join("sh"));
+        let _ = std::os::unix::fs::symlink(sh, bin.join("sh"));
         // Unknown commands succeed silently, in the driver and in child bashes
         // (through BASH_ENV), so that `a && herdr ...` reaches Herdr.
         std::fs::write(
