@@ -5,7 +5,7 @@
 use super::lexer::{
     Parser, Stop, ASSIGN, BRACE, DYN, GLOB, HVAR, NODASH, QUOTED, R, SPLIT, S_ANY, S_ONE, S_STAR,
 };
-use super::Verdict;
+use super::{resolve, Verdict};
 
 /// One word of a simple command: its value (with sentinels) and flags.
 #[derive(Debug, Clone, Copy)]
@@ -626,6 +626,7 @@ impl Parser<'_> {
                         continue;
                     }
                     b"function" => {
+                        self.defines_fn = true;
                         i += 2;
                         continue;
                     }
@@ -734,6 +735,11 @@ impl Parser<'_> {
                         };
                         if args.iter().any(|w| !w.plain()) {
                             // The script comes from a value or a substitution.
+                            if let Some(script) = self.resolved_words(args) {
+                                self.resolved_any = true;
+                                self.sub_parse(&script.concat(), true)?;
+                                return Ok(bare);
+                            }
                             self.dyn_text(&join_raw(args))?;
                         }
                         if !args.is_empty() {
@@ -760,6 +766,9 @@ impl Parser<'_> {
             // text covers every later one, so it is judged once (linear cost).
             if !judged_rest {
                 judged_rest = true;
+                if self.resolved_command(&words[i..])? {
+                    return Ok(bare);
+                }
                 self.dyn_text(&join_raw(&words[i..]))?;
             }
             let base = basename(w.b);
@@ -773,6 +782,95 @@ impl Parser<'_> {
             i += 1;
         }
         Ok(bare)
+    }
+
+    /// The fields of `words` when each is literal or expands only through
+    /// static producers ([`resolve::word_fields`]), each followed by a
+    /// space (how `eval` joins them); `None` otherwise.
+    fn resolved_words(&self, words: &[W<'_>]) -> Option<Vec<Vec<u8>>> {
+        let mut out = Vec::new();
+        for w in words {
+            if w.plain() {
+                out.push(w.b.to_vec());
+            } else if w.raw.is_empty() {
+                return None;
+            } else {
+                out.extend(resolve::word_fields(w.raw, self.allowed)?);
+            }
+        }
+        for f in out.iter_mut() {
+            f.push(b' ');
+        }
+        Some(out)
+    }
+
+    /// A command whose first word `words[0]` expands through static
+    /// producers only (`$(echo herdr agent list) x`, `$(:)herdr ...`): the
+    /// expanded command is analysed exactly. Returns whether it was.
+    fn resolved_command(&mut self, words: &[W<'_>]) -> R<bool> {
+        if words[0].raw.is_empty() || words[1..].iter().any(|w| w.raw.is_empty()) {
+            return Ok(false);
+        }
+        let Some(fields) = resolve::word_fields(words[0].raw, self.allowed) else {
+            return Ok(false);
+        };
+        if fields
+            .first()
+            .is_some_and(|f| SHELLS.contains(&basename(f)))
+        {
+            // A shell may read its standard input, which is not followed here.
+            return Ok(false);
+        }
+        let mut script = Vec::new();
+        for f in &fields {
+            resolve::push_field(&mut script, f);
+            script.push(b' ');
+        }
+        for w in &words[1..] {
+            script.extend_from_slice(w.raw);
+            script.push(b' ');
+        }
+        self.resolved_any = true;
+        self.sub_parse(&script, true)?;
+        Ok(true)
+    }
+
+    /// A script given as one word (`sh -c WORD`, `trap WORD SIG`,
+    /// `su -c WORD`): analysed; when the word's value is not known, its
+    /// producing text is judged too, unless static producers fix it.
+    fn script_word(&mut self, w: W<'_>) -> R {
+        if !w.plain() {
+            if let Some(mut fields) = self.resolved_words(&[w]).filter(|f| f.len() == 1) {
+                let mut script = fields.remove(0);
+                script.pop();
+                self.resolved_any = true;
+                return self.sub_parse(&script, true);
+            }
+            self.dyn_text(w.raw)?;
+        }
+        self.sub_parse(w.b, true)
+    }
+
+    /// A script file named by a substitution (`source <(...)`, `bash <(...)`,
+    /// `bash < <(...)`): analysed exactly when a static producer writes it,
+    /// else its text is judged loosely.
+    pub(super) fn script_file(&mut self, raw: &[u8]) -> R {
+        let body = raw.strip_prefix(b"<(").and_then(|b| b.strip_suffix(b")"));
+        match body.and_then(|b| self.produced(b)) {
+            Some(script) => {
+                self.resolved_any = true;
+                self.sub_parse(&script, true)
+            }
+            None => self.dyn_text(raw),
+        }
+    }
+
+    /// The output of producer text `text` when static producers fix it.
+    pub(super) fn produced(&self, text: &[u8]) -> Option<Vec<u8>> {
+        if !self.allowed.producers {
+            return None;
+        }
+        resolve::static_output(text)
     }
 
     /// Judges the arguments of Herdr. `strict`: the command word is only
@@ -871,11 +969,8 @@ impl Parser<'_> {
         }
         let operands = args.get(i..).unwrap_or(&[]);
         if c {
-            if let Some(script) = operands.first() {
-                if !script.plain() {
-                    self.dyn_text(script.raw)?;
-                }
-                self.sub_parse(script.b, true)?;
+            if let Some(&script) = operands.first() {
+                self.script_word(script)?;
             }
             return Ok(false);
         }
@@ -886,7 +981,7 @@ impl Parser<'_> {
             Some(w) => {
                 // A script file from a substitution (`bash <(...)`).
                 if !w.plain() {
-                    self.dyn_text(w.raw)?;
+                    self.script_file(w.raw)?;
                 }
                 Ok(false)
             }
@@ -903,7 +998,7 @@ impl Parser<'_> {
         match args.first() {
             Some(w) if STDIN_PATHS.iter().any(|p| w.is(p)) => Ok(true),
             Some(w) if !w.plain() => {
-                self.dyn_text(w.raw)?;
+                self.script_file(w.raw)?;
                 Ok(false)
             }
             _ => Ok(false),
@@ -920,14 +1015,12 @@ impl Parser<'_> {
         if args.len() < 2 || args[0].is(b"-") || args[0].is(b"-p") || args[0].is(b"-l") {
             return Ok(());
         }
-        if !args[0].plain() {
-            self.dyn_text(args[0].raw)?;
-        }
-        self.sub_parse(args[0].b, true)
+        self.script_word(args[0])
     }
 
     /// `alias NAME=VALUE...`: remembered, and judged where the alias is used.
     fn alias_define(&mut self, args: &[W<'_>]) {
+        self.defines_fn = true;
         for w in args {
             if let Some(eq) = w.b.iter().position(|&c| c == b'=') {
                 if !w.plain() {
@@ -985,10 +1078,7 @@ impl Parser<'_> {
                 continue;
             };
             if let Some(sw) = script {
-                if !sw.plain() {
-                    self.dyn_text(sw.raw)?;
-                }
-                self.sub_parse(sw.b, true)?;
+                self.script_word(sw)?;
                 i += 1;
             }
         }

@@ -135,6 +135,8 @@ pub(super) struct Cmd {
     pub(super) lead: u8,
     /// Where the pipeline this command belongs to starts in the source.
     pub(super) pipe_start: usize,
+    /// Where the last `|` before this command is in the source.
+    pub(super) pipe_bar: usize,
 }
 
 /// Lexer and analysis state over one text (the whole command, or a script
@@ -150,6 +152,21 @@ pub(super) struct Parser<'s> {
     /// variable, an alias, ...): the caller must also apply the loose
     /// word-sequence rule to the whole text.
     pub(super) loose: bool,
+    /// Which static evaluations the whole input allows (see
+    /// [`super::resolve`]); shared with sub-parsers.
+    pub(super) allowed: super::resolve::Allowed,
+    /// A re-parsed script (here or below) allows less than its parent did
+    /// (e.g. an escaped `\x65cho() {...}` in a `$'...'` script): resolutions
+    /// made before it was seen may be wrong, so the caller judges again
+    /// without any.
+    pub(super) restricted_below: bool,
+    /// A static evaluation was used (here or below).
+    pub(super) resolved_any: bool,
+    /// The input defines a function or an alias (here or below), whose body
+    /// a producer judged by [`Parser::dyn_text`] may call.
+    pub(super) defines_fn: bool,
+    /// [`Parser::dyn_text`] judged only part of the input (here or below).
+    pub(super) dyn_partial: bool,
     /// Aliases defined so far: name and value.
     pub(super) aliases: Vec<(Vec<u8>, Vec<u8>)>,
     /// Open compound commands, innermost last: `i` if (before `then`), `t`
@@ -248,6 +265,11 @@ impl<'s> Parser<'s> {
             depth,
             verdict: Verdict::Allow,
             loose: false,
+            allowed: super::resolve::Allowed::NONE,
+            restricted_below: false,
+            resolved_any: false,
+            defines_fn: false,
+            dyn_partial: false,
             aliases: Vec::new(),
             open: Vec::new(),
             made_up: 0,
@@ -321,6 +343,7 @@ impl<'s> Parser<'s> {
             assigns_only: true,
             lead: 0,
             pipe_start: self.pos,
+            pipe_bar: 0,
         }
     }
 
@@ -334,6 +357,9 @@ impl<'s> Parser<'s> {
         let mut sub = Parser::new(text, self.depth + 1);
         sub.budget = self.budget;
         sub.stack_base = self.stack_base;
+        let here = super::resolve::Allowed::for_input(text);
+        sub.allowed = self.allowed.and(here);
+        self.restricted_below |= sub.allowed != self.allowed;
         sub.aliases = std::mem::take(&mut self.aliases);
         let result = if script {
             sub.parse_list(Term::Eof)
@@ -344,6 +370,10 @@ impl<'s> Parser<'s> {
         };
         self.budget = sub.budget;
         self.aliases = std::mem::take(&mut sub.aliases);
+        self.restricted_below |= sub.restricted_below;
+        self.resolved_any |= sub.resolved_any;
+        self.defines_fn |= sub.defines_fn;
+        self.dyn_partial |= sub.dyn_partial;
         if result == Err(Stop::Syntax) {
             // That shell runs what came before the error, then stops.
             self.verdict = self.verdict.max(sub.committed.0);
@@ -373,6 +403,7 @@ impl<'s> Parser<'s> {
             self.loose = true;
             Ok(())
         } else {
+            self.dyn_partial = true;
             self.bump(super::fallback::loose_sequence(raw))
         }
     }
@@ -531,6 +562,7 @@ impl<'s> Parser<'s> {
                         return Err(Stop::Syntax);
                     }
                     pending = true;
+                    let bar = self.pos;
                     self.pos += 1;
                     let piped = match self.peek() {
                         Some(b'|') => {
@@ -546,6 +578,7 @@ impl<'s> Parser<'s> {
                     self.finish(&mut cmd)?;
                     if piped {
                         cmd.piped_in = true;
+                        cmd.pipe_bar = bar;
                     } else {
                         cmd.pipe_start = self.pos;
                     }
@@ -561,6 +594,15 @@ impl<'s> Parser<'s> {
                 }
                 b'(' => {
                     pending = false;
+                    if !cmd.words.is_empty()
+                        && self.src[self.pos + 1..]
+                            .iter()
+                            .find(|c| !matches!(c, b' ' | b'\t'))
+                            == Some(&b')')
+                    {
+                        // `NAME ()`: a function definition.
+                        self.defines_fn = true;
+                    }
                     if case_depth == 0 && self.paren_is_syntax_error(&cmd) {
                         // `echo a (b)`, `A=1 (x)`, `>f (x)`: bash rejects
                         // the line.
@@ -712,16 +754,21 @@ impl<'s> Parser<'s> {
             if cmd.piped_in {
                 let end = self.pos.min(src.len());
                 let text = &src[cmd.pipe_start.min(end)..end];
+                let producer = &src[cmd.pipe_start.min(cmd.pipe_bar)..cmd.pipe_bar.min(end)];
                 if text.windows(2).any(|w| w == b"<<") {
                     // A here-document's body comes after this line.
                     self.loose = true;
+                } else if let Some(script) = self.produced(producer) {
+                    // `echo '...' | bash`: the script is known.
+                    self.resolved_any = true;
+                    self.sub_parse(&script, true)?;
                 } else {
                     self.dyn_text(text)?;
                 }
             }
             for s in cmd.words.iter() {
                 if s.f & REDIR != 0 && s.f & HERESTR == 0 && s.f & DYN != 0 {
-                    self.dyn_text(&src[s.rs..s.re])?;
+                    self.script_file(&src[s.rs..s.re])?;
                 }
             }
             for hd in self.heredocs.iter_mut().filter(|h| h.cmd == cmd.id) {

@@ -30,6 +30,7 @@
 mod analyze;
 mod fallback;
 mod lexer;
+mod resolve;
 
 use lexer::{Parser, Stop};
 
@@ -95,22 +96,42 @@ impl Verdict {
 /// `command`, never panics and does no IO.
 pub fn judge(command: &str) -> Verdict {
     let src = command.as_bytes();
+    let (verdict, doubtful) = judge_with(src, resolve::Allowed::for_input(src));
+    if doubtful {
+        // A script re-parsed below allowed less than the text around it (an
+        // escaped `echo()` definition, an `IFS` spelt with escapes): judge
+        // again without static evaluation, and keep the stronger verdict.
+        verdict.max(judge_with(src, resolve::Allowed::NONE).0)
+    } else {
+        verdict
+    }
+}
+
+/// One analysis of `src` with the static evaluations `allowed` permits.
+/// Also returns whether a resolution was used although a re-parsed script
+/// allowed less.
+fn judge_with(src: &[u8], allowed: resolve::Allowed) -> (Verdict, bool) {
     let mut parser = Parser::new(src, 0);
+    parser.allowed = allowed;
     let result = parser.parse_script();
+    let doubtful = parser.restricted_below && parser.resolved_any;
     let verdict = parser.verdict;
-    let verdict = if parser.loose {
+    // A producer judged on its own text may call a function or an alias
+    // defined elsewhere in the input: then the whole input is judged loosely.
+    let loose = parser.loose || (parser.defines_fn && parser.dyn_partial);
+    let verdict = if loose {
         // The command run comes from text the analysis cannot follow: judge
         // the whole text loosely.
         verdict.max(fallback::loose_sequence(src))
     } else {
         verdict
     };
-    match result {
+    let verdict = match result {
         Err(Stop::Done) => Verdict::BlockEndTurn,
         // Bash ran the complete commands before the syntax error, nothing after.
         Err(Stop::Syntax) => {
-            let (v, loose) = parser.committed;
-            if loose {
+            let (v, committed_loose) = parser.committed;
+            if committed_loose || (parser.defines_fn && parser.dyn_partial) {
                 v.max(fallback::loose_sequence(src))
             } else {
                 v
@@ -120,7 +141,8 @@ pub fn judge(command: &str) -> Verdict {
         // Unparseable text or too deep a nesting: also apply the
         // conservative word-sequence rule.
         Err(_) => verdict.max(fallback::word_sequence(src)),
-    }
+    };
+    (verdict, doubtful)
 }
 
 #[cfg(test)]

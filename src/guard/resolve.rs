@@ -1,0 +1,491 @@
+//! Static evaluation of text whose output the text itself fixes: a
+//! command substitution, process substitution or pipe whose producer is a
+//! list of `echo`, `printf`, `:` and `true` commands with literal words.
+//!
+//! `$(echo herdr agent list)`, `source <(echo 'ls')` and
+//! `echo 'herdr agent get p' | bash` produce a command or a script that is
+//! fully known, so the analysis judges that exactly instead of applying the
+//! loose rule to the producing text. Anything outside the small grammar
+//! below (an expansion, a glob, a backslash in an echoed word, another
+//! command, a redirection) is not evaluated, and the caller falls back to
+//! the loose rule as before.
+
+/// Which evaluations the whole input allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Allowed {
+    /// `echo`, `printf`, `:` and `true` are the builtins: the input defines
+    /// no alias or function (and disables no builtin) that could replace
+    /// them.
+    pub(super) producers: bool,
+    /// Word splitting uses the default `IFS` (the input never mentions
+    /// `IFS`).
+    pub(super) split: bool,
+}
+
+impl Allowed {
+    /// No static evaluation at all.
+    pub(super) const NONE: Allowed = Allowed {
+        producers: false,
+        split: false,
+    };
+    /// What both allow.
+    pub(super) fn and(self, other: Allowed) -> Allowed {
+        Allowed {
+            producers: self.producers && other.producers,
+            split: self.split && other.split,
+        }
+    }
+
+    /// What `input` (the whole command) allows.
+    pub(super) fn for_input(input: &[u8]) -> Allowed {
+        let has = |pat: &[u8]| input.windows(pat.len()).any(|w| w == pat);
+        let redefines = has(b"alias")
+            || has(b"function")
+            || has(b"enable")
+            || [b"echo".as_slice(), b"printf", b"true", b":"]
+                .iter()
+                .any(|name| defines_function(input, name));
+        Allowed {
+            producers: !redefines,
+            split: !has(b"IFS"),
+        }
+    }
+}
+
+/// Whether `name` followed by optional blanks and `(` occurs in `input`
+/// (a function definition `name ()`, conservatively).
+fn defines_function(input: &[u8], name: &[u8]) -> bool {
+    let mut from = 0;
+    while let Some(k) = input[from..]
+        .windows(name.len())
+        .position(|w| w == name)
+        .map(|k| k + from)
+    {
+        let after = input[k + name.len()..]
+            .iter()
+            .find(|c| !matches!(c, b' ' | b'\t'));
+        if after == Some(&b'(') {
+            return true;
+        }
+        from = k + 1;
+    }
+    false
+}
+
+/// Bytes that stand for themselves outside quotes.
+fn is_plain(c: u8) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(
+            c,
+            b'_' | b'-' | b'.' | b'/' | b':' | b',' | b'=' | b'+' | b'@' | b'%' | b'^'
+        )
+}
+
+/// Glob characters: an unquoted expansion holding one is not evaluated.
+fn is_glob(c: u8) -> bool {
+    matches!(c, b'*' | b'?' | b'[')
+}
+
+/// Reads one literal word at `s[*i..]`: plain bytes, `'...'`, `"..."`
+/// without `$`, backquote or backslash, and `\X` outside quotes. Stops
+/// before a blank, `;`, `&`, a newline, `)` or the end; `None` for anything
+/// else.
+fn literal_word(s: &[u8], i: &mut usize) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let start = *i;
+    while let Some(&c) = s.get(*i) {
+        match c {
+            b' ' | b'\t' | b'\n' | b';' | b'&' | b')' => break,
+            b'\'' => {
+                let end = s[*i + 1..].iter().position(|&c| c == b'\'')? + *i + 1;
+                out.extend_from_slice(&s[*i + 1..end]);
+                *i = end + 1;
+            }
+            b'"' => {
+                let end = s[*i + 1..].iter().position(|&c| c == b'"')? + *i + 1;
+                let body = &s[*i + 1..end];
+                if body.iter().any(|&c| matches!(c, b'$' | b'`' | b'\\')) {
+                    return None;
+                }
+                out.extend_from_slice(body);
+                *i = end + 1;
+            }
+            b'\\' => {
+                let next = *s.get(*i + 1)?;
+                if next == b'\n' {
+                    return None;
+                }
+                out.push(next);
+                *i += 2;
+            }
+            c if is_plain(c) => {
+                out.push(c);
+                *i += 1;
+            }
+            _ => return None,
+        }
+    }
+    (*i > start).then_some(out)
+}
+
+/// The simple commands of `text` (`;`, newlines and `&&` between them), as
+/// literal words; `None` when `text` is anything more.
+fn commands(text: &[u8]) -> Option<Vec<Vec<Vec<u8>>>> {
+    let mut cmds = Vec::new();
+    let mut words: Vec<Vec<u8>> = Vec::new();
+    let mut i = 0;
+    loop {
+        match text.get(i) {
+            Some(b' ' | b'\t') => i += 1,
+            None | Some(b';' | b'\n') => {
+                if !words.is_empty() {
+                    cmds.push(std::mem::take(&mut words));
+                }
+                if i >= text.len() {
+                    return Some(cmds);
+                }
+                i += 1;
+            }
+            Some(b'&') if text.get(i + 1) == Some(&b'&') && !words.is_empty() => {
+                cmds.push(std::mem::take(&mut words));
+                i += 2;
+            }
+            Some(_) => words.push(literal_word(text, &mut i)?),
+        }
+    }
+}
+
+/// What bash's `echo` prints for `args`; `None` when an argument holds a
+/// backslash (which `echo -e`, `xpg_echo` and dash's echo interpret).
+fn echo(args: &[Vec<u8>], out: &mut Vec<u8>) -> Option<()> {
+    let mut newline = true;
+    let mut k = 0;
+    while let Some(a) = args.get(k) {
+        let opts = a.len() > 1 && a[0] == b'-' && a[1..].iter().all(|c| b"neE".contains(c));
+        if !opts {
+            break;
+        }
+        newline &= !a.contains(&b'n');
+        k += 1;
+    }
+    for (j, a) in args[k..].iter().enumerate() {
+        if a.contains(&b'\\') {
+            return None;
+        }
+        if j > 0 {
+            out.push(b' ');
+        }
+        out.extend_from_slice(a);
+    }
+    if newline {
+        out.push(b'\n');
+    }
+    Some(())
+}
+
+/// What `printf FORMAT ARGS...` prints, for a format made of plain bytes,
+/// `%s`, `%%` and the escapes `\n`, `\t`, `\\`; `None` for anything else.
+fn printf(args: &[Vec<u8>], out: &mut Vec<u8>) -> Option<()> {
+    let (format, mut rest) = args.split_first()?;
+    if format.first() == Some(&b'-') {
+        return None;
+    }
+    let slots = format.windows(2).filter(|w| w == b"%s").count();
+    loop {
+        let mut k = 0;
+        while k < format.len() {
+            match (format[k], format.get(k + 1)) {
+                (b'%', Some(b's')) => {
+                    if let Some((a, more)) = rest.split_first() {
+                        out.extend_from_slice(a);
+                        rest = more;
+                    }
+                    k += 2;
+                }
+                (b'%', Some(b'%')) => {
+                    out.push(b'%');
+                    k += 2;
+                }
+                (b'%', _) => return None,
+                (b'\\', Some(b'n')) => {
+                    out.push(b'\n');
+                    k += 2;
+                }
+                (b'\\', Some(b't')) => {
+                    out.push(b'\t');
+                    k += 2;
+                }
+                (b'\\', Some(b'\\')) => {
+                    out.push(b'\\');
+                    k += 2;
+                }
+                (b'\\', _) => return None,
+                (c, _) => {
+                    out.push(c);
+                    k += 1;
+                }
+            }
+        }
+        // The format is reused while arguments remain.
+        if slots == 0 || rest.is_empty() {
+            return Some(());
+        }
+    }
+}
+
+/// The standard output of `text` when it is a list of `echo`, `printf`,
+/// `:` and `true` commands with literal words (see [`Allowed::producers`]).
+pub(super) fn static_output(text: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    for words in commands(text)? {
+        let (name, args) = words.split_first()?;
+        match name.as_slice() {
+            b"echo" => echo(args, &mut out)?,
+            b"printf" => printf(args, &mut out)?,
+            b":" | b"true" => {}
+            _ => return None,
+        }
+        if out.len() > 1 << 20 {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// The end of a `$(...)` body starting at `s[i]`: the first `)` outside
+/// quotes (the producer grammar has no other use for it).
+fn subst_end(s: &[u8], mut i: usize, close: u8) -> Option<usize> {
+    while let Some(&c) = s.get(i) {
+        match c {
+            b'\'' | b'"' => i += s[i + 1..].iter().position(|&q| q == c)? + 2,
+            b'\\' => i += 2,
+            c if c == close => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Words being built by [`word_fields`].
+#[derive(Default)]
+struct Fields {
+    done: Vec<Vec<u8>>,
+    cur: Vec<u8>,
+    /// The current field exists (it may be empty: `""`).
+    open: bool,
+}
+
+impl Fields {
+    fn literal(&mut self, b: &[u8]) {
+        self.cur.extend_from_slice(b);
+        self.open = true;
+    }
+
+    /// An unquoted expansion's value: split at blanks and newlines.
+    fn split(&mut self, value: &[u8]) -> Option<()> {
+        if value.iter().any(|&c| is_glob(c)) {
+            return None;
+        }
+        for &c in value {
+            if matches!(c, b' ' | b'\t' | b'\n') {
+                if self.open {
+                    self.done.push(std::mem::take(&mut self.cur));
+                    self.open = false;
+                }
+            } else {
+                self.cur.push(c);
+                self.open = true;
+            }
+        }
+        Some(())
+    }
+}
+
+/// The output of a command substitution body: the producer's output without
+/// its trailing newlines.
+fn subst_value(body: &[u8]) -> Option<Vec<u8>> {
+    let mut v = static_output(body)?;
+    while v.last() == Some(&b'\n') {
+        v.pop();
+    }
+    Some(v)
+}
+
+/// The fields one word's source text expands to, when every expansion in it
+/// is a command substitution (`$(...)`, backquotes, quoted or not) with a
+/// static producer; `None` otherwise. `allowed.split` must hold for an
+/// unquoted substitution.
+pub(super) fn word_fields(raw: &[u8], allowed: Allowed) -> Option<Vec<Vec<u8>>> {
+    if !allowed.producers {
+        return None;
+    }
+    let mut f = Fields::default();
+    let mut i = 0;
+    while let Some(&c) = raw.get(i) {
+        match c {
+            b'$' if raw.get(i + 1) == Some(&b'(') && raw.get(i + 2) != Some(&b'(') => {
+                let end = subst_end(raw, i + 2, b')')?;
+                if !allowed.split {
+                    return None;
+                }
+                f.split(&subst_value(&raw[i + 2..end])?)?;
+                i = end + 1;
+            }
+            b'`' => {
+                let end = raw[i + 1..].iter().position(|&q| q == b'`')? + i + 1;
+                let body = &raw[i + 1..end];
+                if body.contains(&b'\\') || !allowed.split {
+                    return None;
+                }
+                f.split(&subst_value(body)?)?;
+                i = end + 1;
+            }
+            b'"' => {
+                f.open = true;
+                i += 1;
+                loop {
+                    match *raw.get(i)? {
+                        b'"' => break,
+                        b'$' if raw.get(i + 1) == Some(&b'(') && raw.get(i + 2) != Some(&b'(') => {
+                            let end = subst_end(raw, i + 2, b')')?;
+                            f.literal(&subst_value(&raw[i + 2..end])?);
+                            i = end + 1;
+                        }
+                        b'`' => {
+                            let end = raw[i + 1..].iter().position(|&q| q == b'`')? + i + 1;
+                            let body = &raw[i + 1..end];
+                            if body.contains(&b'\\') {
+                                return None;
+                            }
+                            f.literal(&subst_value(body)?);
+                            i = end + 1;
+                        }
+                        b'$' | b'\\' => return None,
+                        c => {
+                            f.literal(&[c]);
+                            i += 1;
+                        }
+                    }
+                }
+                i += 1;
+            }
+            b'\'' => {
+                let end = raw[i + 1..].iter().position(|&q| q == b'\'')? + i + 1;
+                f.literal(&raw[i + 1..end]);
+                i = end + 1;
+            }
+            b'\\' => {
+                let next = *raw.get(i + 1)?;
+                if next == b'\n' {
+                    return None;
+                }
+                f.literal(&[next]);
+                i += 2;
+            }
+            c if is_plain(c) => {
+                f.literal(&[c]);
+                i += 1;
+            }
+            _ => return None,
+        }
+    }
+    if f.open {
+        f.done.push(f.cur);
+    }
+    Some(f.done)
+}
+
+/// Appends `field` to a script as one single-quoted word.
+pub(super) fn push_field(script: &mut Vec<u8>, field: &[u8]) {
+    script.push(b'\'');
+    for &c in field {
+        if c == b'\'' {
+            script.extend_from_slice(b"'\\''");
+        } else {
+            script.push(c);
+        }
+    }
+    script.push(b'\'');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: Allowed = Allowed {
+        producers: true,
+        split: true,
+    };
+
+    fn fields(raw: &str) -> Option<Vec<String>> {
+        word_fields(raw.as_bytes(), ALL).map(|v| {
+            v.into_iter()
+                .map(|f| String::from_utf8(f).unwrap())
+                .collect()
+        })
+    }
+
+    fn output(text: &str) -> Option<String> {
+        static_output(text.as_bytes()).map(|v| String::from_utf8(v).unwrap())
+    }
+
+    #[test]
+    fn producers() {
+        assert_eq!(
+            output("echo herdr agent list").as_deref(),
+            Some("herdr agent list\n")
+        );
+        assert_eq!(output("echo -n 'a  b'").as_deref(), Some("a  b"));
+        assert_eq!(
+            output("echo a; echo \"b c\" && :").as_deref(),
+            Some("a\nb c\n")
+        );
+        assert_eq!(output("printf '%s\\n' a b").as_deref(), Some("a\nb\n"));
+        assert_eq!(output("printf 'x%%'").as_deref(), Some("x%"));
+        assert_eq!(output(":").as_deref(), Some(""));
+        for refused in [
+            "echo $H",
+            "echo a | cat",
+            "echo 'a\\nb'",
+            "printf '%d' 1",
+            "printf -v x y",
+            "cat x",
+            "echo `x`",
+            "echo *",
+            "echo {a,b}",
+            "echo a > f",
+            "echo a || echo b",
+            "echo a &",
+            "echo \"$(x)\"",
+        ] {
+            assert_eq!(output(refused), None, "{refused}");
+        }
+    }
+
+    #[test]
+    fn words() {
+        assert_eq!(
+            fields("$(echo herdr agent wait)").unwrap(),
+            ["herdr", "agent", "wait"]
+        );
+        assert_eq!(fields("$(:)herdr").unwrap(), ["herdr"]);
+        assert_eq!(fields("a$(echo ' b')c").unwrap(), ["a", "bc"]);
+        assert_eq!(fields("\"$(echo 'a b')\"").unwrap(), ["a b"]);
+        assert_eq!(fields("`echo x y`").unwrap(), ["x", "y"]);
+        assert_eq!(fields("$(:)").unwrap(), Vec::<String>::new());
+        assert_eq!(fields("\"\"").unwrap(), [""]);
+        assert_eq!(fields("$(echo 'h*')"), None);
+        assert_eq!(fields("$H"), None);
+        assert_eq!(fields("$(echo $H)"), None);
+        assert_eq!(fields("$((1+2))"), None);
+        let no_split = Allowed {
+            producers: true,
+            split: false,
+        };
+        assert_eq!(word_fields(b"$(echo a b)", no_split), None);
+        assert!(word_fields(b"\"$(echo a b)\"", no_split).is_some());
+        let redefined = Allowed::for_input(b"echo() { herdr agent wait x; }; $(echo)");
+        assert!(!redefined.producers);
+        assert!(!Allowed::for_input(b"IFS=,; $(echo a,b)").split);
+    }
+}
