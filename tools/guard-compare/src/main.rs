@@ -86,21 +86,38 @@ fn judge_caught(fe: Fe, cmd: &str) -> Judged {
     }
 }
 
+/// Whether `cmd` runs words defined earlier in the same text (`set --`,
+/// arrays, `c=...; $c`, `eval "$c"`, functions forwarding `"$@"`, `IFS`,
+/// `read`, `mapfile`, aliases): the guard tracks such values, the parser
+/// front ends here do not (a rule, not a grammar, feature), so their
+/// bypasses are also counted without these commands.
+fn uses_values(cmd: &str) -> bool {
+    [
+        "\"$@\"", "[@]}", "[*]}", "$c", "IFS=", "read -r", "alias ", "$H ", "$A ", "mapfile",
+    ]
+    .iter()
+    .any(|p| cmd.contains(p))
+}
+
 #[derive(Default, Clone)]
 struct Score {
     n: usize,
     exact: usize,
     bypass: usize,
+    /// Bypasses on commands that use no earlier-defined values.
+    bypass_plain: usize,
     false_pos: usize,
     failed: usize,
     panics: usize,
 }
 
 impl Score {
-    fn add(&mut self, truth: i32, j: &Judged) {
+    fn add(&mut self, cmd: &str, truth: i32, j: &Judged) {
         self.n += 1;
         self.exact += usize::from(j.v == truth);
-        self.bypass += usize::from((truth == 2 && j.v < 2) || (truth == 1 && j.v == 0));
+        let bypass = (truth == 2 && j.v < 2) || (truth == 1 && j.v == 0);
+        self.bypass += usize::from(bypass);
+        self.bypass_plain += usize::from(bypass && !uses_values(cmd));
         self.false_pos += usize::from(truth == 0 && j.v > 0);
         self.failed += usize::from(j.failed);
         self.panics += usize::from(j.panicked);
@@ -177,37 +194,22 @@ fn main() {
     }
 }
 
-fn print_scores(title: &str, rows: &[(Fe, Score)], cols: bool) {
+fn print_scores(title: &str, rows: &[(Fe, Score)]) {
     println!("\n### {title}\n");
-    if cols {
-        println!("| front end | commands | exact | bypasses | false positives | parse failures | panics |");
-        println!("|---|---:|---:|---:|---:|---:|---:|");
-    } else {
-        println!("| front end | commands | exact | bypasses | false positives |");
-        println!("|---|---:|---:|---:|---:|");
-    }
+    println!("| front end | commands | exact | bypasses | of which without earlier values | false positives | parse failures | panics |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (fe, s) in rows {
-        if cols {
-            println!(
-                "| {} | {} | {} | {} | {} | {} | {} |",
-                fe.name(),
-                s.n,
-                s.exact,
-                s.bypass,
-                s.false_pos,
-                s.failed,
-                s.panics
-            );
-        } else {
-            println!(
-                "| {} | {} | {} | {} | {} |",
-                fe.name(),
-                s.n,
-                s.exact,
-                s.bypass,
-                s.false_pos
-            );
-        }
+        println!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            fe.name(),
+            s.n,
+            s.exact,
+            s.bypass,
+            s.bypass_plain,
+            s.false_pos,
+            s.failed,
+            s.panics
+        );
     }
 }
 
@@ -266,9 +268,9 @@ fn corpus_run(verbose: bool) {
                 );
             }
             if *is_cons {
-                s_cons.add(t, &j);
+                s_cons.add(&c.cmd, t, &j);
             } else {
-                s_main.add(t, &j);
+                s_main.add(&c.cmd, t, &j);
             }
         }
         main_rows.push((fe, s_main));
@@ -281,12 +283,10 @@ fn corpus_run(verbose: bool) {
             label_disagree
         ),
         &main_rows,
-        true,
     );
     print_scores(
         "Corpus, conservative.txt (truth: what bash ran)",
         &cons_rows,
-        true,
     );
 }
 
@@ -317,7 +317,7 @@ fn fuzz_run(verbose: bool) {
         for (c, o) in cases.iter().zip(&outs) {
             let j = judge_caught(fe, c);
             let bypass = (o.verdict == 2 && j.v < 2) || (o.verdict == 1 && j.v == 0);
-            if verbose && bypass && shown < 15 {
+            if verbose && bypass && !uses_values(c) && shown < 25 {
                 shown += 1;
                 eprintln!(
                     "  {} bypass: bash ran {}, said {}: {c:?}",
@@ -326,7 +326,7 @@ fn fuzz_run(verbose: bool) {
                     j.v
                 );
             }
-            s.add(o.verdict, &j);
+            s.add(c, o.verdict, &j);
         }
         rows.push((fe, s));
     }
@@ -337,24 +337,26 @@ fn fuzz_run(verbose: bool) {
             cases.len() - waits - prompts
         ),
         &rows,
-        true,
     );
 }
 
 /// Deep-nesting and large inputs. Each runs in a child process (so a stack
-/// overflow, an abort or a hang is observed, not suffered).
+/// overflow, an abort or a hang is observed, not suffered). `deep-X-N`: N
+/// levels of X around a real wait.
 fn inputs(kind: &str) -> String {
-    const DEEP: usize = 10_000;
     let wait = "herdr agent wait x";
+    if let Some(rest) = kind.strip_prefix("deep-") {
+        let (what, n) = rest.split_once('-').unwrap_or((rest, "10000"));
+        let n: usize = n.parse().unwrap_or(10_000);
+        let (open, close) = match what {
+            "cmdsub" => ("echo $(", ")"),
+            "subshell" => ("( ", " )"),
+            "brace" => ("{ ", "; }"),
+            _ => ("if true; then ", "; fi"),
+        };
+        return format!("{}{wait}{}", open.repeat(n), close.repeat(n));
+    }
     match kind {
-        "deep-cmdsub" => format!("{}{wait}{}", "echo $(".repeat(DEEP), ")".repeat(DEEP)),
-        "deep-subshell" => format!("{}{wait}{}", "(".repeat(DEEP), ")".repeat(DEEP)),
-        "deep-brace" => format!("{}{wait}{}", "{ ".repeat(DEEP), "; }".repeat(DEEP)),
-        "deep-if" => format!(
-            "{}{wait}{}",
-            "if true; then ".repeat(DEEP),
-            "; fi".repeat(DEEP)
-        ),
         "mib-lines" => {
             let unit = "herdr agent list; echo 'herdr agent wait x' | grep wait\n";
             let mut s = unit.repeat((1 << 20) / unit.len());
@@ -373,10 +375,14 @@ fn inputs(kind: &str) -> String {
 }
 
 const KINDS: &[&str] = &[
-    "deep-cmdsub",
-    "deep-subshell",
-    "deep-brace",
-    "deep-if",
+    "deep-cmdsub-1000",
+    "deep-subshell-1000",
+    "deep-brace-1000",
+    "deep-if-1000",
+    "deep-cmdsub-10000",
+    "deep-subshell-10000",
+    "deep-brace-10000",
+    "deep-if-10000",
     "mib-lines",
     "mib-word",
     "mib-quote",
@@ -406,7 +412,13 @@ fn child(args: &[String]) {
             let bytes: usize = args[2].parse().unwrap_or(100);
             let iters: usize = args[3].parse().unwrap_or(1);
             let text = sized(bytes);
-            println!("{}", median_ns(fe, &text, iters));
+            let ns = match args[1].as_str() {
+                "brush-parse" | "ts-parse" => median(iters, || parse_only(&args[1], &text)),
+                _ => median(iters, || {
+                    std::hint::black_box(fe.judge(std::hint::black_box(&text)));
+                }),
+            };
+            println!("{ns}");
         }
         "tree" => {
             let mut p = tree_sitter::Parser::new();
@@ -423,25 +435,49 @@ fn child(args: &[String]) {
     }
 }
 
-/// A realistic command of about `bytes` bytes (repeated agent-style lines).
+/// The ~100-byte command of the speed table.
+const SMALL: &str = "cd /tmp/work && git status --short | grep -v '^??' ; herdr agent list --json > /dev/null 2>&1; ls";
+
+/// `SMALL` for 100 bytes; otherwise agent-style lines repeated to at least
+/// `bytes` bytes.
 fn sized(bytes: usize) -> String {
-    let unit = "cd /tmp/work && git status --short | grep -v '^??' ; herdr agent list --json > /dev/null\n";
-    if bytes <= unit.len() {
-        return unit[..bytes].to_string();
+    if bytes <= 100 {
+        return SMALL.to_string();
     }
+    let unit = "cd /tmp/work && git status --short | grep -v '^??' ; herdr agent list --json > /dev/null\n";
     unit.repeat(bytes.div_ceil(unit.len()))
 }
 
-fn median_ns(fe: Fe, text: &str, iters: usize) -> u128 {
+/// The median time of `f` over `iters` runs, in ns.
+fn median(iters: usize, mut f: impl FnMut()) -> u128 {
     let mut t: Vec<u128> = (0..iters.max(1))
         .map(|_| {
             let s = Instant::now();
-            std::hint::black_box(fe.judge(std::hint::black_box(text)));
+            f();
             s.elapsed().as_nanos()
         })
         .collect();
     t.sort_unstable();
     t[t.len() / 2]
+}
+
+/// The parser alone, without a front end: brush's `parse_program`, or
+/// tree-sitter's `parse` with a reused parser.
+fn parse_only(which: &str, text: &str) {
+    thread_local! {
+        static TS: std::cell::RefCell<tree_sitter::Parser> = std::cell::RefCell::new({
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&tree_sitter_bash::LANGUAGE.into()).expect("language");
+            p
+        });
+    }
+    if which == "brush-parse" {
+        let opts = brush_parser::ParserOptions::default();
+        let mut p = brush_parser::Parser::new(std::io::Cursor::new(text.as_bytes()), &opts);
+        let _ = std::hint::black_box(p.parse_program());
+    } else {
+        TS.with(|p| std::hint::black_box(p.borrow_mut().parse(text, None)));
+    }
 }
 
 /// Runs this binary as a child with a time limit: its stdout, or why not.
@@ -480,18 +516,30 @@ fn run_child(args: &[&str], limit: Duration) -> Result<String, String> {
 }
 
 fn robust_run() {
-    println!(
-        "\n### Robustness (10 000 levels on a 64 KiB thread; 1 MiB inputs on a 64 KiB thread)\n"
-    );
+    println!("\n### Robustness (each input judged in a child process on a 64 KiB thread, brush-parser also on 8 MiB)\n");
+    // (front end, stack KiB)
+    let runs = [
+        (Fe::Guard, 64),
+        (Fe::Brush, 64),
+        (Fe::Brush, 8192),
+        (Fe::TreeSitter, 64),
+    ];
     print!("| input |");
-    for fe in ALL {
-        print!(" {} |", fe.name());
+    for (fe, kib) in runs {
+        print!(
+            " {} ({}) |",
+            fe.name(),
+            if kib == 64 { "64 KiB" } else { "8 MiB" }
+        );
     }
-    println!("\n|---|---|---|---|");
+    println!("\n|---|---|---|---|---|");
     for kind in KINDS {
         print!("| `{kind}` |");
-        for fe in ALL {
-            let cell = match run_child(&["judge", fe.arg(), kind, "64"], Duration::from_secs(120)) {
+        for (fe, kib) in runs {
+            let cell = match run_child(
+                &["judge", fe.arg(), kind, &kib.to_string()],
+                Duration::from_secs(120),
+            ) {
                 Ok(out) => {
                     let f: Vec<&str> = out.split(' ').collect();
                     if f.first() == Some(&"ok") && f.len() == 4 {
@@ -512,19 +560,24 @@ fn robust_run() {
         }
         println!();
     }
-    println!(
-        "\n(cell: verdict, time; every input ends in a real `herdr agent wait x`, so 2 is right)"
-    );
+    println!("\n(cell: verdict, time. Each input holds a real `herdr agent wait x`; the 1 MiB ones run it.)");
 }
 
 fn speed_run() {
-    println!("\n### Speed (release build; median of repeated runs, each in a fresh child)\n");
+    println!("\n### Speed (release build; median of repeated runs, each size in a fresh child process)\n");
     println!("| front end | ~100-byte command | 10 KB: ns/byte | 1 MiB: ns/byte |");
     println!("|---|---:|---:|---:|");
-    for fe in ALL {
+    let rows = [
+        (Fe::Guard.name(), "guard"),
+        (Fe::Brush.name(), "brush"),
+        ("brush-parser: parse only", "brush-parse"),
+        (Fe::TreeSitter.name(), "ts"),
+        ("tree-sitter-bash: parse only", "ts-parse"),
+    ];
+    for (name, arg) in rows {
         let cell = |bytes: usize, iters: usize, per_byte: bool| -> String {
             match run_child(
-                &["time", fe.arg(), &bytes.to_string(), &iters.to_string()],
+                &["time", arg, &bytes.to_string(), &iters.to_string()],
                 Duration::from_secs(300),
             ) {
                 Ok(out) => match out.parse::<f64>() {
@@ -536,12 +589,11 @@ fn speed_run() {
             }
         };
         println!(
-            "| {} | {} | {} | {} |",
-            fe.name(),
+            "| {name} | {} | {} | {} |",
             cell(100, 20_001, false),
             cell(10_000, 201, true),
             cell(1 << 20, 5, true)
         );
     }
-    println!("\n(~100-byte command: {:?})", sized(100));
+    println!("\n(~100-byte command, {} bytes: {SMALL:?})", SMALL.len());
 }

@@ -11,12 +11,26 @@ const MAX_DEPTH: usize = 16;
 /// The verdict for `src`, and whether the top-level text had a syntax error
 /// (an ERROR or MISSING node; the loose rule then also judges the text).
 pub fn judge(src: &str) -> (i32, bool) {
-    let mut parser = Parser::new();
-    parser
-        .set_language(&tree_sitter_bash::LANGUAGE.into())
-        .expect("tree-sitter-bash language");
-    let mut fe = Front { parser, depth: 0 };
-    fe.script(src)
+    // One parser per thread, reused (as a host would keep it).
+    thread_local! {
+        static PARSER: std::cell::RefCell<Option<Parser>> = const { std::cell::RefCell::new(None) };
+    }
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let parser = match slot.take() {
+            Some(p) => p,
+            None => {
+                let mut p = Parser::new();
+                p.set_language(&tree_sitter_bash::LANGUAGE.into())
+                    .expect("tree-sitter-bash language");
+                p
+            }
+        };
+        let mut fe = Front { parser, depth: 0 };
+        let out = fe.script(src);
+        *slot = Some(fe.parser);
+        out
+    })
 }
 
 struct Front {
