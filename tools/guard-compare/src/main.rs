@@ -298,8 +298,8 @@ fn fuzz_run(verbose: bool) {
     let half = cases.len() / 2;
     let (a, b) = cases.split_at(half);
     let (oa, ob) = std::thread::scope(|s| {
-        let ta = s.spawn(|| oracle::Oracle::shared_cwd().run(a, 250));
-        let tb = s.spawn(|| oracle::Oracle::shared_cwd().run(b, 250));
+        let ta = s.spawn(|| oracle::Oracle::shared_cwd_bash_sh().run(a, 250));
+        let tb = s.spawn(|| oracle::Oracle::shared_cwd_bash_sh().run(b, 250));
         (ta.join().unwrap(), tb.join().unwrap())
     });
     let outs: Vec<oracle::Outcome> = oa.into_iter().chain(ob).collect();
@@ -332,7 +332,7 @@ fn fuzz_run(verbose: bool) {
     }
     print_scores(
         &format!(
-            "Fuzzer, seed {seed:#x}, {} commands (bash ran {waits} waits, {prompts} waiting prompts, {} harmless)",
+            "Fuzzer, seed {seed:#x}, {} commands, sh = bash (bash ran {waits} waits, {prompts} waiting prompts, {} harmless)",
             cases.len(),
             cases.len() - waits - prompts
         ),
