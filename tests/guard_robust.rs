@@ -113,6 +113,22 @@ fn one_megabyte_pathological_inputs() {
         "$(($(",
         "${x:-$(",
         "'\"'\"",
+        // Static producers and values (followed exactly since issue 10).
+        "c=x; $c; ",
+        "c='a b'; $c ",
+        "set -- x; \"$@\"; ",
+        "a=(x y); \"${a[@]}\"; ",
+        "f() { \"$@\"; }; f x; ",
+        "read -ra w <<< x; \"${w[@]}\"; ",
+        "c=x; eval \"$c\"; ",
+        "echo x | bash; ",
+        "source <(echo x); ",
+        "$(echo x) ",
+        "$(:)",
+        "command ",
+        "f ",
+        "echo a (b) ",
+        "a && ",
     ];
     for unit in units {
         let s = big(unit, "");

@@ -5,7 +5,8 @@
 use super::lexer::{
     Parser, Stop, ASSIGN, BRACE, DYN, GLOB, HVAR, NODASH, QUOTED, R, SPLIT, S_ANY, S_ONE, S_STAR,
 };
-use super::{resolve, Verdict};
+use super::resolve::{self, Pending, UseKind, Value, Values};
+use super::Verdict;
 
 /// One word of a simple command: its value (with sentinels) and flags.
 #[derive(Debug, Clone, Copy)]
@@ -23,6 +24,13 @@ const ANY: &[u8] = &[S_ANY];
 const SHELLS: &[&[u8]] = &[
     b"sh", b"bash", b"rbash", b"zsh", b"dash", b"ksh", b"ash", b"mksh", b"yash", b"posh", b"fish",
     b"ksh93", b"pdksh", b"oksh", b"lksh", b"bash5", b"tcsh", b"csh",
+];
+
+/// Commands that run the command after them (skipped before the command
+/// word).
+const WRAPPERS: &[&[u8]] = &[
+    b"env", b"command", b"exec", b"nohup", b"builtin", b"setsid", b"time", b"timeout", b"nice",
+    b"sudo", b"doas", b"stdbuf", b"busybox", b"runuser",
 ];
 
 /// Paths through which a shell or `source` reads its standard input.
@@ -388,6 +396,13 @@ pub(super) fn pat_match(pat: &[u8], lit: &[u8], prefix: bool) -> bool {
 }
 
 /// The part after the last `/`.
+/// A valid shell variable name.
+fn is_name(b: &[u8]) -> bool {
+    b.first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
 fn basename(b: &[u8]) -> &[u8] {
     match b.iter().rposition(|&c| c == b'/') {
         Some(i) => &b[i + 1..],
@@ -573,6 +588,7 @@ impl Parser<'_> {
                 return Ok(bare || self.braces(&words[i..])?);
             }
             if w.f & ASSIGN != 0 {
+                self.note_assignment(w);
                 // A startup file for the shell that runs next, from an
                 // unknown source (`BASH_ENV=<(...)`).
                 if (w.b.starts_with(b"BASH_ENV=") || w.b.starts_with(b"ENV=")) && !w.plain() {
@@ -595,6 +611,9 @@ impl Parser<'_> {
                     }
                     b"for" | b"select" => {
                         self.reserved_word(w.b)?;
+                        if let Some(name) = words.get(i + 1) {
+                            self.values.unknown(name.b);
+                        }
                         if let Some(d) = words.get(i + 1).filter(|w| w.reserved(b"do")) {
                             self.reserved_word(d.b)?;
                         } else if let Some(d) = words.get(i + 2).filter(|w| w.reserved(b"do")) {
@@ -627,6 +646,9 @@ impl Parser<'_> {
                     }
                     b"function" => {
                         self.defines_fn = true;
+                        if let Some(name) = words.get(i + 1) {
+                            self.values.function(name.b);
+                        }
                         i += 2;
                         continue;
                     }
@@ -646,6 +668,12 @@ impl Parser<'_> {
             }
             if w.plain() {
                 let rest = i + 1;
+                if !WRAPPERS.contains(&basename(w.b)) {
+                    // (Not for wrappers: a chain of them would copy the
+                    // arguments once per link.)
+                    self.note_call(w.b, &words[rest..]);
+                }
+                self.note_command(w.b, &words[rest..]);
                 i = match basename(w.b) {
                     b"herdr" => {
                         self.herdr(&words[rest..], false)?;
@@ -733,6 +761,9 @@ impl Parser<'_> {
                             Some(w) if w.is(b"--") => &args[1..],
                             _ => args,
                         };
+                        if args.len() == 1 && self.defer_use(args, UseKind::Script) {
+                            return Ok(bare);
+                        }
                         if args.iter().any(|w| !w.plain()) {
                             // The script comes from a value or a substitution.
                             if let Some(script) = self.resolved_words(args) {
@@ -767,6 +798,11 @@ impl Parser<'_> {
             if !judged_rest {
                 judged_rest = true;
                 if self.resolved_command(&words[i..])? {
+                    return Ok(bare);
+                }
+                if self.defer_use(&words[i..], UseKind::Command) {
+                    // The value may also come from outside the input.
+                    self.herdr(rest, true)?;
                     return Ok(bare);
                 }
                 self.dyn_text(&join_raw(&words[i..]))?;
@@ -831,8 +867,209 @@ impl Parser<'_> {
             script.push(b' ');
         }
         self.resolved_any = true;
+        let bare = self.bare_count;
         self.sub_parse(&script, true)?;
+        if self.bare_count != bare {
+            // A shell reading its standard input, which is not followed here.
+            self.loose = true;
+        }
         Ok(true)
+    }
+
+    /// Queues `words[0]`, a use of a value (`$c`, `"$@"`, `"${a[@]}"`), for
+    /// [`Parser::settle`] at the end of the input, with the words after it.
+    /// Returns whether it was queued.
+    fn defer_use(&mut self, words: &[W<'_>], kind: UseKind) -> bool {
+        let Some((name, form)) = resolve::value_use(words[0].raw) else {
+            return false;
+        };
+        if words[1..].iter().any(|w| w.raw.is_empty()) {
+            return false;
+        }
+        let rest = match kind {
+            UseKind::Command => join_raw(&words[1..]),
+            UseKind::Script => Vec::new(),
+        };
+        self.values.defer(Pending {
+            name,
+            form,
+            kind,
+            rest,
+        });
+        true
+    }
+
+    /// Judges the uses of values queued by [`Parser::defer_use`], now that
+    /// every definition in the input is known: the command (or script) is
+    /// analysed once per possible value. A value that cannot be known
+    /// makes the whole input judged loosely, as before.
+    pub(super) fn settle(&mut self) -> R {
+        for _ in 0..4 {
+            let pending = std::mem::take(&mut self.values.pending);
+            if pending.is_empty() {
+                return Ok(());
+            }
+            for p in pending {
+                let Some(values) = self.values.possible(&p.name) else {
+                    self.loose = true;
+                    continue;
+                };
+                self.spend(Values::size(&values))?;
+                for v in &values {
+                    let Some(fields) = resolve::expand(v, p.form, self.allowed) else {
+                        self.loose = true;
+                        continue;
+                    };
+                    let mut script = Vec::new();
+                    for (k, f) in fields.iter().enumerate() {
+                        match p.kind {
+                            UseKind::Command => {
+                                resolve::push_field(&mut script, f);
+                                script.push(b' ');
+                            }
+                            UseKind::Script => {
+                                if k > 0 {
+                                    script.push(b' ');
+                                }
+                                script.extend_from_slice(f);
+                            }
+                        }
+                    }
+                    script.extend_from_slice(&p.rest);
+                    let bare = self.bare_count;
+                    self.sub_parse(&script, true)?;
+                    if self.bare_count != bare {
+                        // A shell reading its standard input: not followed.
+                        self.loose = true;
+                    }
+                }
+            }
+        }
+        if !self.values.pending.is_empty() {
+            self.loose = true;
+        }
+        Ok(())
+    }
+
+    /// Records what an assignment word gives its name.
+    fn note_assignment(&mut self, w: W<'_>) {
+        let Some(eq) = w.b.iter().position(|&c| c == b'=') else {
+            return;
+        };
+        let name = &w.b[..eq];
+        if let Some(base) = name.strip_suffix(b"+") {
+            self.values.unknown(base);
+        } else if !is_name(name) {
+            // `a[k]=x`: an element; the name is known no more.
+            let base = name.split(|&c| c == b'[').next().unwrap_or(name);
+            self.values.unknown(base);
+        } else if w.raw.get(eq + 1) == Some(&b'(') {
+            match resolve::array_elements(w.raw) {
+                Some(elems) => self.values.define(name, Value::List(elems)),
+                None => self.values.unknown(name),
+            }
+        } else if w.plain() {
+            self.values
+                .define(name, Value::Scalar(w.b[eq + 1..].to_vec()));
+        } else {
+            self.values.unknown(name);
+        }
+    }
+
+    /// Records what a simple command named `name` may assign: the
+    /// positional parameters (`set`, `shift`, a function's calls) and the
+    /// names given to `read`, `declare`, `local`, `export`, `mapfile`,
+    /// `printf -v`, `getopts`, `unset`.
+    fn note_command(&mut self, name: &[u8], args: &[W<'_>]) {
+        match name {
+            b"set" => {
+                // `set [options] [--] [args]`: args replace the positional
+                // parameters.
+                let mut k = 0;
+                while let Some(a) = args.get(k) {
+                    if a.is(b"--") {
+                        k += 1;
+                        break;
+                    }
+                    if a.plain() && (a.b.starts_with(b"-") || a.b.starts_with(b"+")) {
+                        k += if a.b.ends_with(b"o") { 2 } else { 1 };
+                        continue;
+                    }
+                    break;
+                }
+                let positional = args.get(k..).unwrap_or(&[]);
+                if k < args.len() || args.last().is_some_and(|a| a.is(b"--")) {
+                    if positional.iter().all(|w| w.plain()) {
+                        let list = positional.iter().map(|w| w.b.to_vec()).collect();
+                        self.values.define(b"@", Value::List(list));
+                    } else {
+                        self.values.unknown(b"@");
+                    }
+                }
+            }
+            b"shift" => self.values.unknown(b"@"),
+            b"read" => {
+                let simple = match args {
+                    [o, n] if o.is(b"-ra") || o.is(b"-ar") => Some(n),
+                    [r, a, n] if r.is(b"-r") && a.is(b"-a") => Some(n),
+                    _ => None,
+                };
+                match (simple, self.herestr.take()) {
+                    (Some(n), Some(text)) if n.plain() && is_name(n.b) => {
+                        let elems = resolve::read_fields(&text);
+                        self.values.define(n.b, Value::List(elems));
+                    }
+                    _ => self.note_names(args),
+                }
+            }
+            b"mapfile" | b"readarray" => {
+                self.values.unknown(b"MAPFILE");
+                self.note_names(args);
+            }
+            b"getopts" | b"unset" => self.note_names(args),
+            b"printf" => {
+                if let Some(k) = args.iter().position(|a| a.is(b"-v")) {
+                    self.note_names(&args[k + 1..(k + 2).min(args.len())]);
+                }
+            }
+            b"local" | b"declare" | b"typeset" | b"export" | b"readonly" => {
+                for a in args {
+                    if a.plain() && a.b.starts_with(b"-") && a.b.contains(&b'n') {
+                        // A nameref: assigning it assigns another name.
+                        self.values.all_unknown();
+                    } else if a.f & ASSIGN != 0 || a.b.contains(&b'=') {
+                        self.note_assignment(*a);
+                    } else if !a.plain() {
+                        self.values.all_unknown();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Records a simple command's arguments: when `name` is a function,
+    /// they are its positional parameters.
+    fn note_call(&mut self, name: &[u8], args: &[W<'_>]) {
+        if is_name(name) {
+            let literal = args
+                .iter()
+                .all(|w| w.plain())
+                .then(|| args.iter().map(|w| w.b.to_vec()).collect());
+            self.values.call(name, literal);
+        }
+    }
+
+    /// Every argument that may name a variable gets an unknown value; an
+    /// argument whose text is not known may name any.
+    fn note_names(&mut self, args: &[W<'_>]) {
+        for a in args {
+            if !a.plain() {
+                self.values.all_unknown();
+            } else if is_name(a.b) {
+                self.values.unknown(a.b);
+            }
+        }
     }
 
     /// A script given as one word (`sh -c WORD`, `trap WORD SIG`,
@@ -846,6 +1083,9 @@ impl Parser<'_> {
                 self.resolved_any = true;
                 return self.sub_parse(&script, true);
             }
+            if self.defer_use(&[w], UseKind::Script) {
+                return Ok(());
+            }
             self.dyn_text(w.raw)?;
         }
         self.sub_parse(w.b, true)
@@ -854,14 +1094,19 @@ impl Parser<'_> {
     /// A script file named by a substitution (`source <(...)`, `bash <(...)`,
     /// `bash < <(...)`): analysed exactly when a static producer writes it,
     /// else its text is judged loosely.
-    pub(super) fn script_file(&mut self, raw: &[u8]) -> R {
+    /// Returns whether the script was known.
+    pub(super) fn script_file(&mut self, raw: &[u8]) -> R<bool> {
         let body = raw.strip_prefix(b"<(").and_then(|b| b.strip_suffix(b")"));
         match body.and_then(|b| self.produced(b)) {
             Some(script) => {
                 self.resolved_any = true;
-                self.sub_parse(&script, true)
+                self.sub_parse(&script, true)?;
+                Ok(true)
             }
-            None => self.dyn_text(raw),
+            None => {
+                self.dyn_text(raw)?;
+                Ok(false)
+            }
         }
     }
 
@@ -998,10 +1243,18 @@ impl Parser<'_> {
         match args.first() {
             Some(w) if STDIN_PATHS.iter().any(|p| w.is(p)) => Ok(true),
             Some(w) if !w.plain() => {
-                self.script_file(w.raw)?;
+                if !self.script_file(w.raw)? {
+                    // That script may assign any name.
+                    self.values.all_unknown();
+                }
                 Ok(false)
             }
-            _ => Ok(false),
+            Some(_) => {
+                // A script file, not seen here, may assign any name.
+                self.values.all_unknown();
+                Ok(false)
+            }
+            None => Ok(false),
         }
     }
 

@@ -167,8 +167,15 @@ pub(super) struct Parser<'s> {
     pub(super) defines_fn: bool,
     /// [`Parser::dyn_text`] judged only part of the input (here or below).
     pub(super) dyn_partial: bool,
+    /// Shells found reading their standard input (here or below).
+    pub(super) bare_count: u32,
+    /// The plain value of the current command's here-string (for `read`).
+    pub(super) herestr: Option<Vec<u8>>,
     /// Aliases defined so far: name and value.
     pub(super) aliases: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Values assigned anywhere in the input, and the uses waiting for them
+    /// (shared with sub-parsers, like the aliases).
+    pub(super) values: super::resolve::Values,
     /// Open compound commands, innermost last: `i` if (before `then`), `t`
     /// then/elif body, `e` else body, `w` while/until/for/select (before
     /// `do`), `d` do body, `c` case, `{` brace group.
@@ -270,7 +277,10 @@ impl<'s> Parser<'s> {
             resolved_any: false,
             defines_fn: false,
             dyn_partial: false,
+            bare_count: 0,
+            herestr: None,
             aliases: Vec::new(),
+            values: super::resolve::Values::default(),
             open: Vec::new(),
             made_up: 0,
             committed: (Verdict::Allow, false),
@@ -361,6 +371,7 @@ impl<'s> Parser<'s> {
         sub.allowed = self.allowed.and(here);
         self.restricted_below |= sub.allowed != self.allowed;
         sub.aliases = std::mem::take(&mut self.aliases);
+        sub.values = std::mem::take(&mut self.values);
         let result = if script {
             sub.parse_list(Term::Eof)
         } else {
@@ -370,10 +381,12 @@ impl<'s> Parser<'s> {
         };
         self.budget = sub.budget;
         self.aliases = std::mem::take(&mut sub.aliases);
+        self.values = std::mem::take(&mut sub.values);
         self.restricted_below |= sub.restricted_below;
         self.resolved_any |= sub.resolved_any;
         self.defines_fn |= sub.defines_fn;
         self.dyn_partial |= sub.dyn_partial;
+        self.bare_count = self.bare_count.saturating_add(sub.bare_count);
         if result == Err(Stop::Syntax) {
             // That shell runs what came before the error, then stops.
             self.verdict = self.verdict.max(sub.committed.0);
@@ -602,6 +615,9 @@ impl<'s> Parser<'s> {
                     {
                         // `NAME ()`: a function definition.
                         self.defines_fn = true;
+                        if let Some(last) = cmd.words.last().filter(|w| w.f & !QUOTED == 0) {
+                            self.values.function(&cmd.buf[last.start..last.end]);
+                        }
                     }
                     if case_depth == 0 && self.paren_is_syntax_error(&cmd) {
                         // `echo a (b)`, `A=1 (x)`, `>f (x)`: bash rejects
@@ -745,10 +761,17 @@ impl<'s> Parser<'s> {
             f: s.f,
             raw: &src[s.rs..s.re],
         }));
+        self.herestr = cmd
+            .words
+            .iter()
+            .find(|s| s.f & HERESTR != 0 && s.f & DYN == 0)
+            .map(|s| cmd.buf[s.start..s.end].to_vec());
         let bare_shell = self.command(&words);
+        self.herestr = None;
         self.w_scratch = recycle(words);
         let bare_shell = bare_shell?;
         if bare_shell {
+            self.bare_count = self.bare_count.saturating_add(1);
             // Standard input from a pipe or from an unknown file (`< <(...)`,
             // `< "$f"`): the script cannot be seen.
             if cmd.piped_in {
@@ -1548,6 +1571,28 @@ impl<'s> Parser<'s> {
             self.pos += 1;
         }
         let herdr = &self.src[s..self.pos] == b"HERDR_BIN_PATH";
+        let name_end = self.pos;
+        let rest = &self.src[name_end..];
+        let assigns = |r: &[u8]| r.starts_with(b"=") || r.starts_with(b":=");
+        let subscript_assigns = rest.starts_with(b"[")
+            && rest
+                .iter()
+                .position(|&c| c == b']')
+                .is_some_and(|k| assigns(&rest[k + 1..]));
+        if assigns(rest) || subscript_assigns {
+            // `${NAME=value}`, `${NAME:=value}`, `${NAME[k]:=value}`.
+            let name = self.src[s..name_end].to_vec();
+            if name.is_empty() {
+                self.values.all_unknown();
+            } else {
+                self.values.unknown(&name);
+            }
+        } else if s == name_end {
+            // `${!NAME}` and other special forms.
+            if rest.starts_with(b"!") {
+                self.values.all_unknown();
+            }
+        }
         let mut at = false;
         let mut scratch = Vec::new();
         let mut sf = 0u16;

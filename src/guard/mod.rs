@@ -114,6 +114,20 @@ fn judge_with(src: &[u8], allowed: resolve::Allowed) -> (Verdict, bool) {
     let mut parser = Parser::new(src, 0);
     parser.allowed = allowed;
     let result = parser.parse_script();
+    // Uses of values wait for the end, where every definition is known.
+    // What they add counts for the committed part too (they may stand
+    // before a syntax error).
+    let (verdict_before, loose_before) = (parser.verdict, parser.loose);
+    parser.verdict = Verdict::Allow;
+    parser.loose = false;
+    let result = match result {
+        Ok(()) | Err(Stop::Syntax) => parser.settle().and(result),
+        other => other,
+    };
+    parser.committed.0 = parser.committed.0.max(parser.verdict);
+    parser.committed.1 |= parser.loose;
+    parser.verdict = parser.verdict.max(verdict_before);
+    parser.loose |= loose_before;
     let doubtful = parser.restricted_below && parser.resolved_any;
     let verdict = parser.verdict;
     // A producer judged on its own text may call a function or an alias

@@ -408,6 +408,269 @@ pub(super) fn push_field(script: &mut Vec<u8>, field: &[u8]) {
     script.push(b'\'');
 }
 
+/// A value the input gives a name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Value {
+    /// `NAME=value`.
+    Scalar(Vec<u8>),
+    /// `NAME=(a b c)`, `read -a NAME`, and the positional parameters (`@`).
+    List(Vec<Vec<u8>>),
+}
+
+impl Value {
+    fn len(&self) -> usize {
+        match self {
+            Value::Scalar(s) => s.len(),
+            Value::List(l) => l.iter().map(|e| e.len() + 1).sum(),
+        }
+    }
+}
+
+/// How a command word uses a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Form {
+    /// `$NAME`, `${NAME}`: the first element, split.
+    Unquoted,
+    /// `"$NAME"`: the first element, one word.
+    Quoted,
+    /// `"$@"`, `"${NAME[@]}"`: every element, one word each.
+    AllQuoted,
+    /// `$@`, `$*`, `${NAME[@]}`, `${NAME[*]}`: every element, split.
+    AllUnquoted,
+}
+
+/// What a deferred use does with the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum UseKind {
+    /// The value is the command word (and more words): `$c x`, `"$@"`.
+    Command,
+    /// The value is a script: `eval "$c"`, `sh -c "$c"`.
+    Script,
+}
+
+/// A use of a value that waits for the end of the input, where every
+/// definition is known.
+#[derive(Debug, Clone)]
+pub(super) struct Pending {
+    /// The name (`@` for the positional parameters).
+    pub(super) name: Vec<u8>,
+    pub(super) form: Form,
+    pub(super) kind: UseKind,
+    /// The source text of the words after it.
+    pub(super) rest: Vec<u8>,
+}
+
+/// A list of words.
+type Words = Vec<Vec<u8>>;
+
+/// Most definitions and pending uses kept; beyond, values are unknown.
+const VALUES_LIMIT: usize = 4096;
+
+/// Every value the input assigns, collected over the whole analysis (the
+/// definitions may come after a use: loops, functions), and the uses that
+/// wait for them.
+#[derive(Debug, Default)]
+pub(super) struct Values {
+    defs: Vec<(Vec<u8>, Value)>,
+    unknown: Vec<Vec<u8>>,
+    /// A value may have been assigned in a way the analysis cannot read
+    /// (a name from an expansion, a sourced file, a nameref).
+    all_unknown: bool,
+    /// Names of the functions the input defines.
+    functions: Vec<Vec<u8>>,
+    /// The arguments of the simple commands, by command name (a function's
+    /// positional parameters come from its calls).
+    calls: Vec<(Vec<u8>, Option<Words>)>,
+    pub(super) pending: Vec<Pending>,
+}
+
+impl Values {
+    /// `name` gets `value` somewhere in the input.
+    pub(super) fn define(&mut self, name: &[u8], value: Value) {
+        if self.defs.len() >= VALUES_LIMIT {
+            self.all_unknown = true;
+        } else {
+            self.defs.push((name.to_vec(), value));
+        }
+    }
+
+    /// `name` gets a value the analysis cannot read.
+    pub(super) fn unknown(&mut self, name: &[u8]) {
+        if self.unknown.len() >= VALUES_LIMIT {
+            self.all_unknown = true;
+        } else if !self.unknown.iter().any(|n| n == name) {
+            self.unknown.push(name.to_vec());
+        }
+    }
+
+    /// Any name may get a value the analysis cannot read.
+    pub(super) fn all_unknown(&mut self) {
+        self.all_unknown = true;
+    }
+
+    /// A function named `name` is defined.
+    pub(super) fn function(&mut self, name: &[u8]) {
+        if self.functions.len() >= VALUES_LIMIT {
+            self.all_unknown = true;
+        } else {
+            self.functions.push(name.to_vec());
+        }
+    }
+
+    /// A simple command named `name` runs with `args` (`None`: not all
+    /// literal).
+    pub(super) fn call(&mut self, name: &[u8], args: Option<Words>) {
+        if self.calls.len() >= VALUES_LIMIT {
+            self.all_unknown = true;
+        } else {
+            self.calls.push((name.to_vec(), args));
+        }
+    }
+
+    /// Queues a use for [`Values::possible`] at the end.
+    pub(super) fn defer(&mut self, use_: Pending) {
+        if self.pending.len() >= VALUES_LIMIT {
+            self.all_unknown = true;
+        }
+        self.pending.push(use_);
+    }
+
+    /// Every value `name` may have, when all of them are known; `None` when
+    /// one is not, or when there is none (the value then comes from outside
+    /// the input).
+    pub(super) fn possible(&self, name: &[u8]) -> Option<Vec<Value>> {
+        if self.all_unknown || self.unknown.iter().any(|n| n == name) {
+            return None;
+        }
+        let mut out: Vec<Value> = self
+            .defs
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .collect();
+        if name == b"@" && !self.functions.is_empty() {
+            // Inside a function, the positional parameters are the
+            // arguments of its calls.
+            for (n, args) in &self.calls {
+                if self.functions.iter().any(|f| f == n) {
+                    out.push(Value::List(args.clone()?));
+                }
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// Total size of the values `name` may have (for the work budget).
+    pub(super) fn size(values: &[Value]) -> usize {
+        values.iter().map(Value::len).sum()
+    }
+}
+
+/// The name and form of a word that is exactly one use of a value
+/// (`$c`, `"${c}"`, `"$@"`, `"${a[@]}"`, ...); `None` otherwise.
+pub(super) fn value_use(raw: &[u8]) -> Option<(Vec<u8>, Form)> {
+    let (inner, quoted) = match raw {
+        [b'"', inner @ .., b'"'] => (inner, true),
+        _ => (raw, false),
+    };
+    let body = inner.strip_prefix(b"$")?;
+    let body = match body {
+        [b'{', b @ .., b'}'] => b,
+        _ => body,
+    };
+    let all = |name: &[u8]| {
+        Some((
+            name.to_vec(),
+            if quoted {
+                Form::AllQuoted
+            } else {
+                Form::AllUnquoted
+            },
+        ))
+    };
+    match body {
+        b"@" => all(b"@"),
+        b"*" if !quoted => all(b"@"),
+        _ => {
+            let (name, whole) = match body.strip_suffix(b"[@]") {
+                Some(n) => (n, true),
+                None => match body.strip_suffix(b"[*]").filter(|_| !quoted) {
+                    Some(n) => (n, true),
+                    None => (body, false),
+                },
+            };
+            let valid = name
+                .first()
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+                && name.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+            if !valid {
+                return None;
+            }
+            if whole {
+                all(name)
+            } else if quoted {
+                Some((name.to_vec(), Form::Quoted))
+            } else {
+                Some((name.to_vec(), Form::Unquoted))
+            }
+        }
+    }
+}
+
+/// The fields `value` gives in `form`; `None` when an unquoted part would
+/// need a non-default `IFS` or holds a glob character.
+pub(super) fn expand(value: &Value, form: Form, allowed: Allowed) -> Option<Vec<Vec<u8>>> {
+    let elems: Vec<&[u8]> = match value {
+        Value::Scalar(s) => vec![s.as_slice()],
+        Value::List(l) => match form {
+            Form::Unquoted | Form::Quoted => vec![l.first().map_or(&b""[..], |e| e.as_slice())],
+            Form::AllQuoted | Form::AllUnquoted => l.iter().map(|e| e.as_slice()).collect(),
+        },
+    };
+    match form {
+        Form::Quoted | Form::AllQuoted => Some(elems.into_iter().map(<[u8]>::to_vec).collect()),
+        Form::Unquoted | Form::AllUnquoted => {
+            if !allowed.split {
+                return None;
+            }
+            let mut f = Fields::default();
+            for e in elems {
+                f.split(e)?;
+                if f.open {
+                    f.done.push(std::mem::take(&mut f.cur));
+                    f.open = false;
+                }
+            }
+            Some(f.done)
+        }
+    }
+}
+
+/// The elements of an array assignment's source text `NAME=( ... )` when
+/// all are literal words.
+pub(super) fn array_elements(raw: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let eq = raw.iter().position(|&c| c == b'=')?;
+    let body = raw[eq + 1..].strip_prefix(b"(")?.strip_suffix(b")")?;
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        match body.get(i) {
+            None => return Some(out),
+            Some(b' ' | b'\t' | b'\n') => i += 1,
+            Some(_) => out.push(literal_word(body, &mut i)?),
+        }
+    }
+}
+
+/// The fields `read -a` makes of the first line of `text` (default `IFS`).
+pub(super) fn read_fields(text: &[u8]) -> Vec<Vec<u8>> {
+    let line = text.split(|&c| c == b'\n').next().unwrap_or(b"");
+    line.split(|&c| c == b' ' || c == b'\t')
+        .filter(|f| !f.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
