@@ -516,6 +516,9 @@ impl<'s> Parser<'s> {
         // After `&&`, `||`, `|` or `|&`, before the next command's first
         // word: the list goes on across newlines, and ends nowhere else.
         let mut pending = false;
+        // Reading the patterns of a `case` item (after `in`, `;;`, `;&`,
+        // `;;&`), where `(`, `|` and `)` belong to the pattern.
+        let mut case_pat = false;
         loop {
             self.skip_blanks();
             let Some(c) = self.peek() else {
@@ -547,9 +550,13 @@ impl<'s> Parser<'s> {
                 b';' | b')' if pending => return Err(Stop::Syntax),
                 b';' => {
                     // `;`, `;;`, `;&`, `;;&`
+                    let start = self.pos;
                     self.pos += 1;
                     while matches!(self.peek(), Some(b';' | b'&')) {
                         self.pos += 1;
+                    }
+                    if case_depth > 0 && self.pos - start > 1 {
+                        case_pat = true;
                     }
                     self.finish(&mut cmd)?;
                     cmd.pipe_start = self.pos;
@@ -568,6 +575,32 @@ impl<'s> Parser<'s> {
                         pending = true;
                     }
                     self.finish(&mut cmd)?;
+                    cmd.pipe_start = self.pos;
+                }
+                b'|' if case_pat => self.pos += 1,
+                b'(' if case_pat
+                    && (cmd.words.is_empty()
+                        || cmd
+                            .words
+                            .last()
+                            .is_some_and(|w| w.f == 0 && &cmd.buf[w.start..w.end] == b"in")) =>
+                {
+                    // The optional `(` before a pattern.
+                    self.pos += 1;
+                }
+                b')' if case_pat => {
+                    self.pos += 1;
+                    case_pat = false;
+                    let first = cmd.words.first().map(|w| &cmd.buf[w.start..w.end]);
+                    if first == Some(b"case".as_slice()) {
+                        self.finish(&mut cmd)?;
+                    } else {
+                        // A pattern is not a command.
+                        cmd.buf.clear();
+                        cmd.words.clear();
+                        cmd.assigns_only = true;
+                        cmd.lead = 0;
+                    }
                     cmd.pipe_start = self.pos;
                 }
                 b'|' => {
@@ -679,9 +712,20 @@ impl<'s> Parser<'s> {
                     if lead {
                         match &cmd.buf[start..] {
                             b"case" => case_depth += 1,
-                            b"esac" => case_depth = case_depth.saturating_sub(1),
+                            b"esac" => {
+                                case_depth = case_depth.saturating_sub(1);
+                                case_pat = false;
+                            }
                             _ => {}
                         }
+                    }
+                    if f == 0
+                        && &cmd.buf[start..] == b"in"
+                        && cmd.words.len() == 2
+                        && cmd.words[0].f == 0
+                        && &cmd.buf[cmd.words[0].start..cmd.words[0].end] == b"case"
+                    {
+                        case_pat = true;
                     }
                     cmd.words.push(Span {
                         start,

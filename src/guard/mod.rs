@@ -121,8 +121,21 @@ fn judge_with(src: &[u8], allowed: resolve::Allowed) -> (Verdict, bool) {
     parser.verdict = Verdict::Allow;
     parser.loose = false;
     let result = match result {
-        Ok(()) | Err(Stop::Syntax) => parser.settle().and(result),
-        other => other,
+        Ok(()) | Err(Stop::Syntax) => {
+            let settled = parser.settle();
+            if settled.is_err() {
+                // Out of budget with uses left: the whole input, loosely.
+                parser.loose = true;
+            }
+            settled.and(result)
+        }
+        other => {
+            if !parser.values.pending.is_empty() {
+                // Uses that were never settled: the whole input, loosely.
+                parser.loose = true;
+            }
+            other
+        }
     };
     parser.committed.0 = parser.committed.0.max(parser.verdict);
     parser.committed.1 |= parser.loose;
@@ -153,7 +166,8 @@ fn judge_with(src: &[u8], allowed: resolve::Allowed) -> (Verdict, bool) {
         }
         Ok(()) => verdict,
         // Unparseable text or too deep a nesting: also apply the
-        // conservative word-sequence rule.
+        // conservative word-sequence rule (the loose one was applied above
+        // when a command came from text the analysis could not follow).
         Err(_) => verdict.max(fallback::word_sequence(src)),
     };
     (verdict, doubtful)
