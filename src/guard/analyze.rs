@@ -5,7 +5,7 @@
 use super::lexer::{
     Parser, Stop, ASSIGN, BRACE, DYN, GLOB, HVAR, NODASH, QUOTED, R, SPLIT, S_ANY, S_ONE, S_STAR,
 };
-use super::resolve::{self, Pending, UseKind, Value, Values};
+use super::resolve::{self, Form, Pending, UseKind, Value, Values};
 use super::Verdict;
 
 /// One word of a simple command: its value (with sentinels) and flags.
@@ -914,9 +914,27 @@ impl Parser<'_> {
                     self.loose = true;
                     continue;
                 };
-                self.spend(Values::size(&values))?;
-                for v in &values {
-                    let Some(fields) = resolve::expand(v, p.form, self.allowed) else {
+                // Unquoted values are split at every `IFS` the input may set
+                // (and at the default one, which holds before).
+                let mut ifs_values = vec![resolve::DEFAULT_IFS.to_vec()];
+                if !self.allowed.split && matches!(p.form, Form::Unquoted | Form::AllUnquoted) {
+                    match self.values.possible(b"IFS") {
+                        Some(vals) => ifs_values.extend(vals.into_iter().map(|v| match v {
+                            Value::Scalar(s) => s,
+                            Value::List(l) => l.into_iter().next().unwrap_or_default(),
+                        })),
+                        None => {
+                            self.loose = true;
+                            continue;
+                        }
+                    }
+                }
+                self.spend(Values::size(&values).saturating_mul(ifs_values.len()))?;
+                for (v, ifs) in values
+                    .iter()
+                    .flat_map(|v| ifs_values.iter().map(move |ifs| (v, ifs)))
+                {
+                    let Some(fields) = resolve::expand(v, p.form, ifs) else {
                         self.loose = true;
                         continue;
                     };
@@ -1015,7 +1033,8 @@ impl Parser<'_> {
                     _ => None,
                 };
                 match (simple, self.herestr.take()) {
-                    (Some(n), Some(text)) if n.plain() && is_name(n.b) => {
+                    // (`read` splits at `IFS`: only the default one is known here.)
+                    (Some(n), Some(text)) if n.plain() && is_name(n.b) && self.allowed.split => {
                         let elems = resolve::read_fields(&text);
                         self.values.define(n.b, Value::List(elems));
                     }

@@ -617,9 +617,61 @@ pub(super) fn value_use(raw: &[u8]) -> Option<(Vec<u8>, Form)> {
     }
 }
 
-/// The fields `value` gives in `form`; `None` when an unquoted part would
-/// need a non-default `IFS` or holds a glob character.
-pub(super) fn expand(value: &Value, form: Form, allowed: Allowed) -> Option<Vec<Vec<u8>>> {
+/// Splits `value` into fields at the bytes of `ifs` as bash does: runs of
+/// `IFS` white space separate fields and are trimmed at both ends; every
+/// other `IFS` byte ends a field (so `a,,b` gives an empty field). `None`
+/// when a field holds a glob character.
+fn split_ifs(value: &[u8], ifs: &[u8]) -> Option<Vec<Vec<u8>>> {
+    if value.iter().any(|&c| is_glob(c)) {
+        return None;
+    }
+    if ifs.is_empty() {
+        return Some(if value.is_empty() {
+            Vec::new()
+        } else {
+            vec![value.to_vec()]
+        });
+    }
+    let white = |c: u8| matches!(c, b' ' | b'\t' | b'\n') && ifs.contains(&c);
+    let delim = |c: u8| !white(c) && ifs.contains(&c);
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    let mut i = 0;
+    while i < value.len() && white(value[i]) {
+        i += 1;
+    }
+    while i < value.len() {
+        let c = value[i];
+        if delim(c) {
+            out.push(std::mem::take(&mut cur));
+            i += 1;
+            while i < value.len() && white(value[i]) {
+                i += 1;
+            }
+        } else if white(c) {
+            while i < value.len() && white(value[i]) {
+                i += 1;
+            }
+            if i < value.len() && !delim(value[i]) {
+                out.push(std::mem::take(&mut cur));
+            }
+        } else {
+            cur.push(c);
+            i += 1;
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    Some(out)
+}
+
+/// The default `IFS`.
+pub(super) const DEFAULT_IFS: &[u8] = b" \t\n";
+
+/// The fields `value` gives in `form`, split (when unquoted) at `ifs`;
+/// `None` when an unquoted part holds a glob character.
+pub(super) fn expand(value: &Value, form: Form, ifs: &[u8]) -> Option<Vec<Vec<u8>>> {
     let elems: Vec<&[u8]> = match value {
         Value::Scalar(s) => vec![s.as_slice()],
         Value::List(l) => match form {
@@ -630,18 +682,11 @@ pub(super) fn expand(value: &Value, form: Form, allowed: Allowed) -> Option<Vec<
     match form {
         Form::Quoted | Form::AllQuoted => Some(elems.into_iter().map(<[u8]>::to_vec).collect()),
         Form::Unquoted | Form::AllUnquoted => {
-            if !allowed.split {
-                return None;
-            }
-            let mut f = Fields::default();
+            let mut out = Vec::new();
             for e in elems {
-                f.split(e)?;
-                if f.open {
-                    f.done.push(std::mem::take(&mut f.cur));
-                    f.open = false;
-                }
+                out.extend(split_ifs(e, ifs)?);
             }
-            Some(f.done)
+            Some(out)
         }
     }
 }
@@ -723,6 +768,27 @@ mod tests {
         ] {
             assert_eq!(output(refused), None, "{refused}");
         }
+    }
+
+    #[test]
+    fn ifs_splitting() {
+        let split = |v: &str, ifs: &str| {
+            split_ifs(v.as_bytes(), ifs.as_bytes()).map(|f| {
+                f.into_iter()
+                    .map(|x| String::from_utf8(x).unwrap())
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(split("  a b\tc\n", " \t\n").unwrap(), ["a", "b", "c"]);
+        assert_eq!(split("a,,b", ",").unwrap(), ["a", "", "b"]);
+        assert_eq!(split(",a,", ",").unwrap(), ["", "a"]);
+        assert_eq!(split("a , b", ", ").unwrap(), ["a", "b"]);
+        assert_eq!(split("a b", "").unwrap(), ["a b"]);
+        assert_eq!(
+            split("herdr,agent,wait", ",").unwrap(),
+            ["herdr", "agent", "wait"]
+        );
+        assert_eq!(split("h*", " "), None);
     }
 
     #[test]
