@@ -1117,9 +1117,11 @@ impl Parser<'_> {
     pub(super) fn script_file(&mut self, raw: &[u8]) -> R<bool> {
         let body = raw.strip_prefix(b"<(").and_then(|b| b.strip_suffix(b")"));
         match body.and_then(|b| self.produced(b)) {
-            Some(script) => {
+            Some(scripts) => {
                 self.resolved_any = true;
-                self.sub_parse(&script, true)?;
+                for script in scripts {
+                    self.sub_parse(&script, true)?;
+                }
                 Ok(true)
             }
             None => {
@@ -1129,12 +1131,14 @@ impl Parser<'_> {
         }
     }
 
-    /// The output of producer text `text` when static producers fix it.
-    pub(super) fn produced(&self, text: &[u8]) -> Option<Vec<u8>> {
+    /// Every output producer text `text` may give, when static producers
+    /// fix it (reserved words before the producer and a group around it are
+    /// dropped: `{ echo ...; } | bash`, `then echo ... | bash`).
+    pub(super) fn produced(&self, text: &[u8]) -> Option<Vec<Vec<u8>>> {
         if !self.allowed.producers {
             return None;
         }
-        resolve::static_output(text)
+        resolve::static_outputs(resolve::strip_lead(text))
     }
 
     /// Judges the arguments of Herdr. `strict`: the command word is only

@@ -209,6 +209,15 @@ pub(super) struct Parser<'s> {
     pub(super) lex_only: bool,
 }
 
+/// Whether a pipeline's text (from the start of its last simple command)
+/// closes a compound command or a subshell: `}`, `)`, `fi`, `done`, `esac`.
+fn closes_compound(text: &[u8]) -> bool {
+    text.iter().any(|&c| c == b')' || c == b'}')
+        || text
+            .split(|c| !c.is_ascii_alphanumeric() && *c != b'_')
+            .any(|w| matches!(w, b"fi" | b"done" | b"esac"))
+}
+
 fn is_name_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_'
 }
@@ -825,10 +834,16 @@ impl<'s> Parser<'s> {
                 if text.windows(2).any(|w| w == b"<<") {
                     // A here-document's body comes after this line.
                     self.loose = true;
-                } else if let Some(script) = self.produced(producer) {
+                } else if let Some(scripts) = self.produced(producer) {
                     // `echo '...' | bash`: the script is known.
                     self.resolved_any = true;
-                    self.sub_parse(&script, true)?;
+                    for script in scripts {
+                        self.sub_parse(&script, true)?;
+                    }
+                } else if closes_compound(producer) {
+                    // `{ ...; } | bash`, `for ...; done | sh`: the producer
+                    // starts before this simple command's text.
+                    self.loose = true;
                 } else {
                     self.dyn_text(text)?;
                 }

@@ -155,32 +155,133 @@ fn commands(text: &[u8]) -> Option<Vec<Vec<Vec<u8>>>> {
     }
 }
 
-/// What bash's `echo` prints for `args`; `None` when an argument holds a
-/// backslash (which `echo -e`, `xpg_echo` and dash's echo interpret).
-fn echo(args: &[Vec<u8>], out: &mut Vec<u8>) -> Option<()> {
-    let mut newline = true;
-    let mut k = 0;
-    while let Some(a) = args.get(k) {
-        let opts = a.len() > 1 && a[0] == b'-' && a[1..].iter().all(|c| b"neE".contains(c));
-        if !opts {
-            break;
+/// Whose `echo` runs: bash (escapes only with `-e`), bash with `xpg_echo`
+/// (escapes unless `-E`; also `sh` on some systems), or dash (only `-n` is
+/// an option; escapes always). The shell is not known here, so every model
+/// is tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EchoModel {
+    Bash,
+    Xpg,
+    Dash,
+}
+
+const ECHO_MODELS: [EchoModel; 3] = [EchoModel::Bash, EchoModel::Xpg, EchoModel::Dash];
+
+/// Decodes the escapes `echo` knows in `model` into `out`; returns `false`
+/// after `\c` (nothing more is printed).
+fn echo_escapes(a: &[u8], model: EchoModel, out: &mut Vec<u8>) -> bool {
+    let bash = model != EchoModel::Dash;
+    let mut i = 0;
+    while i < a.len() {
+        let c = a[i];
+        if c != b'\\' || i + 1 >= a.len() {
+            out.push(c);
+            i += 1;
+            continue;
         }
-        newline &= !a.contains(&b'n');
-        k += 1;
+        let e = a[i + 1];
+        i += 2;
+        let simple = match e {
+            b'b' => Some(8),
+            b'f' => Some(12),
+            b'n' => Some(b'\n'),
+            b'r' => Some(b'\r'),
+            b't' => Some(b'\t'),
+            b'v' => Some(11),
+            b'\\' => Some(b'\\'),
+            b'a' if bash => Some(7),
+            b'e' | b'E' if bash => Some(27),
+            _ => None,
+        };
+        if let Some(b) = simple {
+            out.push(b);
+            continue;
+        }
+        match e {
+            b'c' => return false,
+            b'0' => {
+                let mut v: u32 = 0;
+                let mut n = 0;
+                while n < 3 && i < a.len() && (b'0'..=b'7').contains(&a[i]) {
+                    v = v * 8 + u32::from(a[i] - b'0');
+                    i += 1;
+                    n += 1;
+                }
+                out.push(v as u8);
+            }
+            b'x' | b'u' | b'U' if bash => {
+                let max = match e {
+                    b'x' => 2,
+                    b'u' => 4,
+                    _ => 8,
+                };
+                let mut v: u32 = 0;
+                let mut n = 0;
+                while n < max && i < a.len() && a[i].is_ascii_hexdigit() {
+                    v = v * 16 + (a[i] as char).to_digit(16).unwrap_or(0);
+                    i += 1;
+                    n += 1;
+                }
+                if n == 0 {
+                    out.push(b'\\');
+                    out.push(e);
+                } else if e == b'x' {
+                    out.push(v as u8);
+                } else {
+                    let ch = char::from_u32(v).unwrap_or('\u{fffd}');
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                }
+            }
+            _ => {
+                out.push(b'\\');
+                out.push(e);
+            }
+        }
+    }
+    true
+}
+
+/// What `echo args` prints in `model`.
+fn echo(args: &[Vec<u8>], model: EchoModel, out: &mut Vec<u8>) {
+    let mut newline = true;
+    let mut escapes = model != EchoModel::Bash;
+    let mut k = 0;
+    if model == EchoModel::Dash {
+        if args.first().is_some_and(|a| a == b"-n") {
+            newline = false;
+            k = 1;
+        }
+    } else {
+        while let Some(a) = args.get(k) {
+            let opts = a.len() > 1 && a[0] == b'-' && a[1..].iter().all(|c| b"neE".contains(c));
+            if !opts {
+                break;
+            }
+            for &o in &a[1..] {
+                match o {
+                    b'n' => newline = false,
+                    b'e' => escapes = true,
+                    _ => escapes = false,
+                }
+            }
+            k += 1;
+        }
     }
     for (j, a) in args[k..].iter().enumerate() {
-        if a.contains(&b'\\') {
-            return None;
-        }
         if j > 0 {
             out.push(b' ');
         }
-        out.extend_from_slice(a);
+        if !escapes {
+            out.extend_from_slice(a);
+        } else if !echo_escapes(a, model, out) {
+            return;
+        }
     }
     if newline {
         out.push(b'\n');
     }
-    Some(())
 }
 
 /// What `printf FORMAT ARGS...` prints, for a format made of plain bytes,
@@ -233,23 +334,73 @@ fn printf(args: &[Vec<u8>], out: &mut Vec<u8>) -> Option<()> {
     }
 }
 
-/// The standard output of `text` when it is a list of `echo`, `printf`,
-/// `:` and `true` commands with literal words (see [`Allowed::producers`]).
-pub(super) fn static_output(text: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    for words in commands(text)? {
-        let (name, args) = words.split_first()?;
-        match name.as_slice() {
-            b"echo" => echo(args, &mut out)?,
-            b"printf" => printf(args, &mut out)?,
-            b":" | b"true" => {}
-            _ => return None,
+/// Every standard output `text` may give (one per [`EchoModel`], without
+/// repeats) when it is a list of `echo`, `printf`, `:` and `true` commands
+/// with literal words (see [`Allowed::producers`]).
+pub(super) fn static_outputs(text: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let cmds = commands(text)?;
+    let mut outs: Vec<Vec<u8>> = Vec::new();
+    for model in ECHO_MODELS {
+        let mut out = Vec::new();
+        for words in &cmds {
+            let (name, args) = words.split_first()?;
+            match name.as_slice() {
+                b"echo" => echo(args, model, &mut out),
+                b"printf" => printf(args, &mut out)?,
+                b":" | b"true" => {}
+                _ => return None,
+            }
+            if out.len() > 1 << 20 {
+                return None;
+            }
         }
-        if out.len() > 1 << 20 {
-            return None;
+        if !outs.contains(&out) {
+            outs.push(out);
         }
     }
-    Some(out)
+    Some(outs)
+}
+
+/// `text` without the reserved words that may stand before a pipeline's
+/// first command (`{`, `!`, `then`, `do`, `else`, `if`, `while`, `until`,
+/// `time [-p]`), and without the `}` that closes a leading `{`.
+pub(super) fn strip_lead(mut text: &[u8]) -> &[u8] {
+    let mut brace = false;
+    loop {
+        let t = text.trim_ascii_start();
+        let word_end = t
+            .iter()
+            .position(|c| matches!(c, b' ' | b'\t' | b'\n'))
+            .unwrap_or(t.len());
+        match &t[..word_end] {
+            b"{" => brace = true,
+            b"!" | b"then" | b"do" | b"else" | b"if" | b"while" | b"until" | b"time" | b"-p"
+                if word_end < t.len() => {}
+            _ => {
+                text = t;
+                break;
+            }
+        }
+        text = &t[word_end..];
+    }
+    if brace {
+        let t = text.trim_ascii_end();
+        if let Some(t) = t.strip_suffix(b"}") {
+            let t = t.trim_ascii_end();
+            return t.strip_suffix(b";").unwrap_or(t);
+        }
+    }
+    text
+}
+
+/// The standard output of `text` when every [`EchoModel`] gives the same.
+pub(super) fn static_output(text: &[u8]) -> Option<Vec<u8>> {
+    let mut outs = static_outputs(text)?;
+    if outs.len() == 1 {
+        outs.pop()
+    } else {
+        None
+    }
 }
 
 /// The end of a `$(...)` body starting at `s[i]`: the first `)` outside
