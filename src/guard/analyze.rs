@@ -3,7 +3,8 @@
 //! handed to shells, `eval`, `env -S`, `watch`, `find -exec` and `xargs`.
 
 use super::lexer::{
-    Parser, Stop, ASSIGN, BRACE, DYN, GLOB, HVAR, NODASH, QUOTED, R, SPLIT, S_ANY, S_ONE, S_STAR,
+    Alias, Parser, Stop, ASSIGN, BRACE, DYN, GLOB, HVAR, NODASH, QUOTED, R, SPLIT, S_ANY, S_ONE,
+    S_STAR,
 };
 use super::resolve::{self, Form, Pending, UseKind, Value, Values};
 use super::Verdict;
@@ -662,7 +663,12 @@ impl Parser<'_> {
                     }
                     _ => {}
                 }
-                if let Some(k) = self.aliases.iter().position(|(n, _)| n.as_slice() == w.b) {
+                let depth = self.depth;
+                if let Some(k) = self
+                    .aliases
+                    .iter()
+                    .position(|a| a.name.as_slice() == w.b && a.usable_at(depth))
+                {
                     return self.alias_use(k, &words[i + 1..]).map(|()| bare);
                 }
             }
@@ -1303,8 +1309,15 @@ impl Parser<'_> {
                     self.loose = true;
                 }
                 if self.aliases.len() < 64 {
-                    self.aliases
-                        .push((w.b[..eq].to_vec(), w.b[eq + 1..].to_vec()));
+                    self.aliases.push(Alias {
+                        name: w.b[..eq].to_vec(),
+                        value: w.b[eq + 1..].to_vec(),
+                        owner: self.depth,
+                        pending: true,
+                    });
+                } else {
+                    // Too many to follow: the whole input, loosely.
+                    self.loose = true;
                 }
             }
         }
@@ -1314,8 +1327,8 @@ impl Parser<'_> {
     /// the rest of the words' source text, analysed as a script (the alias
     /// is not expanded again inside its own value).
     fn alias_use(&mut self, k: usize, rest: &[W<'_>]) -> R {
-        let (name, value) = self.aliases.remove(k);
-        let mut text = value.clone();
+        let alias = self.aliases.remove(k);
+        let mut text = alias.value.clone();
         for w in rest {
             text.push(b' ');
             if w.raw.is_empty() {
@@ -1325,8 +1338,7 @@ impl Parser<'_> {
             }
         }
         let result = self.sub_parse(&text, true);
-        self.aliases
-            .insert(k.min(self.aliases.len()), (name, value));
+        self.aliases.insert(k.min(self.aliases.len()), alias);
         result
     }
 

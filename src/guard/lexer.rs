@@ -139,6 +139,26 @@ pub(super) struct Cmd {
     pub(super) pipe_bar: usize,
 }
 
+/// An alias the input defines.
+#[derive(Debug, Clone)]
+pub(super) struct Alias {
+    pub(super) name: Vec<u8>,
+    pub(super) value: Vec<u8>,
+    /// Depth of the script that defined it (or ran the script that did).
+    pub(super) owner: u32,
+    /// Defined on the line being read by its owner, so not yet in effect
+    /// there (bash expands aliases when it reads a line, before running it).
+    pub(super) pending: bool,
+}
+
+impl Alias {
+    /// Whether a command read by a script at `depth` sees the alias: from
+    /// the owner's next line, or in any script read later (`eval`, ...).
+    pub(super) fn usable_at(&self, depth: u32) -> bool {
+        !self.pending || self.owner < depth
+    }
+}
+
 /// Lexer and analysis state over one text (the whole command, or a script
 /// re-parsed from a word such as the argument of `sh -c`).
 pub(super) struct Parser<'s> {
@@ -172,7 +192,7 @@ pub(super) struct Parser<'s> {
     /// The plain value of the current command's here-string (for `read`).
     pub(super) herestr: Option<Vec<u8>>,
     /// Aliases defined so far: name and value.
-    pub(super) aliases: Vec<(Vec<u8>, Vec<u8>)>,
+    pub(super) aliases: Vec<Alias>,
     /// Values assigned anywhere in the input, and the uses waiting for them
     /// (shared with sub-parsers, like the aliases).
     pub(super) values: super::resolve::Values,
@@ -390,6 +410,12 @@ impl<'s> Parser<'s> {
         };
         self.budget = sub.budget;
         self.aliases = std::mem::take(&mut sub.aliases);
+        for a in self.aliases.iter_mut().filter(|a| a.owner > self.depth) {
+            // Defined by a script this one ran (`eval 'alias ...'`): in
+            // effect from this script's next line.
+            a.owner = self.depth;
+            a.pending = true;
+        }
         self.values = std::mem::take(&mut sub.values);
         self.restricted_below |= sub.restricted_below;
         self.resolved_any |= sub.resolved_any;
@@ -549,6 +575,12 @@ impl<'s> Parser<'s> {
                     cmd.pipe_start = self.pos;
                     if term == Term::Eof && paren == 0 && self.open.is_empty() && !pending {
                         self.committed = (self.verdict, self.loose);
+                        let depth = self.depth;
+                        for a in self.aliases.iter_mut().filter(|a| a.owner == depth) {
+                            // Bash reads a whole line before running it: an
+                            // alias works from the next line on.
+                            a.pending = false;
+                        }
                         if self.depth == 0 && self.verdict == Verdict::BlockEndTurn {
                             // A complete line with a wait: nothing more to learn.
                             return Err(Stop::Done);
