@@ -663,7 +663,13 @@ impl Parser<'_> {
                     }
                     _ => {}
                 }
-                let depth = self.depth;
+                // In a substitution, any alias may be in effect (its text is
+                // read again when it runs).
+                let depth = if self.in_subst > 0 {
+                    u32::MAX
+                } else {
+                    self.depth
+                };
                 if let Some(k) = self
                     .aliases
                     .iter()

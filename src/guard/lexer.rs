@@ -189,6 +189,9 @@ pub(super) struct Parser<'s> {
     pub(super) dyn_partial: bool,
     /// Shells found reading their standard input (here or below).
     pub(super) bare_count: u32,
+    /// Inside a command or process substitution (whose text bash reads
+    /// again, line by line, when it runs).
+    pub(super) in_subst: u32,
     /// The plain value of the current command's here-string (for `read`).
     pub(super) herestr: Option<Vec<u8>>,
     /// Aliases defined so far: name and value.
@@ -307,6 +310,7 @@ impl<'s> Parser<'s> {
             defines_fn: false,
             dyn_partial: false,
             bare_count: 0,
+            in_subst: 0,
             herestr: None,
             aliases: Vec::new(),
             values: super::resolve::Values::default(),
@@ -978,7 +982,12 @@ impl<'s> Parser<'s> {
         let rs = self.pos;
         self.pos += 2;
         self.enter()?;
-        self.parse_list(Term::Paren)?;
+        // Read again when it runs: aliases defined on an earlier line
+        // of its text are in effect there.
+        self.in_subst += 1;
+        let listed = self.parse_list(Term::Paren);
+        self.in_subst -= 1;
+        listed?;
         self.leave();
         let start = cmd.buf.len();
         cmd.buf.push(S_ANY);
@@ -1608,7 +1617,12 @@ impl<'s> Parser<'s> {
                 // `$(...)` (or `$((...))` that is not arithmetic).
                 self.pos += 2;
                 self.enter()?;
-                self.parse_list(Term::Paren)?;
+                // Read again when it runs: aliases defined on an earlier line
+                // of its text are in effect there.
+                self.in_subst += 1;
+                let listed = self.parse_list(Term::Paren);
+                self.in_subst -= 1;
+                listed?;
                 self.leave();
                 self.expansion(out, f, unquoted, false);
             }

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 const REAL_TOOLS: &[&str] = &[
     "env", "timeout", "nice", "nohup", "setsid", "stdbuf", "xargs", "find", "dash", "bash",
     "rbash", "cat", "grep", "sed", "tr", "head", "tail", "base64", "true", "false", "ls", "tee",
-    "printf", "echo", "test", "wc", "cut", "sort", "rev", "which",
+    "printf", "echo", "test", "wc", "cut", "sort", "rev", "which", "time",
 ];
 
 /// Files every candidate finds in its working directory (besides a `herdr`
