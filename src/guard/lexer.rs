@@ -867,15 +867,15 @@ impl<'s> Parser<'s> {
                 let end = self.pos.min(src.len());
                 let text = &src[cmd.pipe_start.min(end)..end];
                 let producer = &src[cmd.pipe_start.min(cmd.pipe_bar)..cmd.pipe_bar.min(end)];
-                if text.windows(2).any(|w| w == b"<<") {
-                    // A here-document's body comes after this line.
-                    self.loose = true;
-                } else if let Some(scripts) = self.produced(producer) {
+                if let Some(scripts) = self.produced(producer) {
                     // `echo '...' | bash`: the script is known.
                     self.resolved_any = true;
                     for script in scripts {
                         self.sub_parse(&script, true)?;
                     }
+                } else if text.windows(2).any(|w| w == b"<<") {
+                    // A here-document's body comes after this line.
+                    self.loose = true;
                 } else if closes_compound(producer) {
                     // `{ ...; } | bash`, `for ...; done | sh`: the producer
                     // starts before this simple command's text.
