@@ -3,6 +3,10 @@
 //! panics.
 
 use herdr_link::guard::{judge, Verdict};
+
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 use std::time::{Duration, Instant};
 
 const MB: usize = 1 << 20;
@@ -220,22 +224,6 @@ fn deep_inputs_fit_a_small_stack() {
         .unwrap()
         .join()
         .unwrap();
-}
-
-/// Small deterministic PRNG (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 #[test]

@@ -17,6 +17,9 @@
 //! calls it can make + 100 ms; every answer a known code.
 
 mod common;
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -53,21 +56,6 @@ fn env_usize(k: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// xorshift64*: a small seeded generator (the run is reproducible from its seed).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
 }
 
 fn status_kib(field: &str) -> u64 {
@@ -141,8 +129,8 @@ fn storm(w: &World, rng: &mut Rng, n: usize, spawning_ops: usize) -> Vec<String>
     ];
     let mut kinds = Vec::new();
     for _ in 0..n {
-        let (area, verb, span) = verbs[rng.below(verbs.len() as u64) as usize];
-        let after = rng.below(span as u64).to_string();
+        let (area, verb, span) = verbs[rng.below(verbs.len())];
+        let after = rng.below(span).to_string();
         let times = (1 + rng.below(3)).to_string();
         let (kind, opts): (&str, Vec<&str>) = match rng.below(10) {
             0 | 1 => ("hang", vec!["--hang"]),
@@ -221,7 +209,7 @@ fn worker(t: usize, calls: usize, spawn_every: usize, w: &World, stats: &Stats) 
     ];
     let temp = format!("tmp-{t}");
     for i in 0..calls {
-        let spawn = spawn_every > 0 && rng.below(spawn_every as u64) == 0;
+        let spawn = spawn_every > 0 && rng.below(spawn_every) == 0;
         let started = Instant::now();
         let (answer, max_herdr_calls): (Option<Value>, u64) = if spawn {
             stats.spawning.fetch_add(1, Ordering::Relaxed);
@@ -258,17 +246,17 @@ fn worker(t: usize, calls: usize, spawn_every: usize, w: &World, stats: &Stats) 
         } else {
             match rng.below(8) {
                 0..=3 => {
-                    let r = &quick_requests[rng.below(quick_requests.len() as u64) as usize];
+                    let r = &quick_requests[rng.below(quick_requests.len())];
                     (Some(a.call_text(r)), 0)
                 }
                 4 => {
-                    let style = ["deferred", "gateway", "mcp"][rng.below(3) as usize];
+                    let style = ["deferred", "gateway", "mcp"][rng.below(3)];
                     let p = a.present(&session, style);
                     assert!(p["tools"].is_array(), "{p}");
                     (None, 0)
                 }
                 5 => {
-                    let c = guard_commands[rng.below(guard_commands.len() as u64) as usize];
+                    let c = guard_commands[rng.below(guard_commands.len())];
                     let (v, reason) = a.guard(&session, c);
                     assert!((0..=2).contains(&v) && (v == 0) == reason.is_none());
                     (None, 0)

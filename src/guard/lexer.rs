@@ -241,6 +241,34 @@ fn closes_compound(text: &[u8]) -> bool {
             .any(|w| matches!(w, b"fi" | b"done" | b"esac"))
 }
 
+/// Decodes the digits of a `\xHH`, `\uHHHH` or `\UHHHHHHHH` escape (`e` is
+/// `x`, `u` or `U`) at the start of `s` into `out` (a byte, or a character
+/// in UTF-8); returns how many digits it used. With none, the escape stays
+/// as written.
+pub(super) fn hex_escape(e: u8, s: &[u8], out: &mut Vec<u8>) -> usize {
+    let max = match e {
+        b'x' => 2,
+        b'u' => 4,
+        _ => 8,
+    };
+    let mut v: u32 = 0;
+    let mut n = 0;
+    while let Some(d) = s.get(n).copied().and_then(hex_val).filter(|_| n < max) {
+        v = v * 16 + d;
+        n += 1;
+    }
+    if n == 0 {
+        out.push(b'\\');
+        out.push(e);
+    } else if e == b'x' {
+        out.push(v as u8);
+    } else if let Some(ch) = char::from_u32(v) {
+        let mut tmp = [0u8; 4];
+        out.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+    }
+    n
+}
+
 fn is_name_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_'
 }
@@ -560,6 +588,7 @@ impl<'s> Parser<'s> {
         let mut case_pat = false;
         loop {
             self.skip_blanks();
+            let at = self.pos;
             let Some(c) = self.peek() else {
                 if pending {
                     // `a && # ...` then the end: bash rejects the line.
@@ -682,6 +711,19 @@ impl<'s> Parser<'s> {
                     && self.try_arith(2, b')')? =>
                 {
                     pending = false;
+                    if self.depth > 0 && cmd.words.is_empty() && self.pos >= at + 4 {
+                        // A script handed to another shell may run in dash,
+                        // where `((...))` is two nested subshells: judge that
+                        // reading too (what it cannot parse adds nothing).
+                        let inner = &self.src[at + 2..self.pos - 2];
+                        let mut text = Vec::with_capacity(inner.len() + 6);
+                        text.extend_from_slice(b"( (");
+                        text.extend_from_slice(inner);
+                        text.extend_from_slice(b") )");
+                        if let Err(Stop::TooDeep) = self.sub_parse(&text, true) {
+                            return Err(Stop::TooDeep);
+                        }
+                    }
                 }
                 b'(' => {
                     pending = false;
@@ -1783,32 +1825,7 @@ impl<'s> Parser<'s> {
                         b'f' => out.push(12),
                         b'v' => out.push(11),
                         b'x' | b'u' | b'U' => {
-                            let max = match e {
-                                b'x' => 2,
-                                b'u' => 4,
-                                _ => 8,
-                            };
-                            let mut v: u32 = 0;
-                            let mut n = 0;
-                            while n < max {
-                                match self.peek().and_then(hex_val) {
-                                    Some(d) => {
-                                        v = v * 16 + d;
-                                        self.pos += 1;
-                                        n += 1;
-                                    }
-                                    None => break,
-                                }
-                            }
-                            if n == 0 {
-                                out.push(b'\\');
-                                out.push(e);
-                            } else if e == b'x' {
-                                out.push(v as u8);
-                            } else if let Some(ch) = char::from_u32(v) {
-                                let mut tmp = [0u8; 4];
-                                out.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
-                            }
+                            self.pos += hex_escape(e, &self.src[self.pos..], out);
                         }
                         b'0'..=b'7' => {
                             let mut v = u32::from(e - b'0');

@@ -173,5 +173,21 @@ fn judge_with(src: &[u8], allowed: resolve::Allowed) -> (Verdict, bool) {
     (verdict, doubtful)
 }
 
+/// The guard's two conservative rules over raw text, for the parser
+/// comparison tool (`tools/guard-compare`), which applies the very same
+/// rules behind other parsers. Not part of the stable API.
+#[doc(hidden)]
+pub mod rules {
+    /// The contiguous rule used for text that does not parse (0, 1 or 2).
+    pub fn word_sequence(text: &str) -> i32 {
+        super::fallback::word_sequence(text.as_bytes()).code()
+    }
+
+    /// The loose rule used for text that produces a command (0, 1 or 2).
+    pub fn loose_sequence(text: &str) -> i32 {
+        super::fallback::loose_sequence(text.as_bytes()).code()
+    }
+}
+
 #[cfg(test)]
 mod tests;

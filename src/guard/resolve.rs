@@ -10,6 +10,8 @@
 //! command, a redirection) is not evaluated, and the caller falls back to
 //! the loose rule as before.
 
+use super::lexer::hex_escape;
+
 /// Which evaluations the whole input allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Allowed {
@@ -210,30 +212,7 @@ fn echo_escapes(a: &[u8], model: EchoModel, out: &mut Vec<u8>) -> bool {
                 }
                 out.push(v as u8);
             }
-            b'x' | b'u' | b'U' if bash => {
-                let max = match e {
-                    b'x' => 2,
-                    b'u' => 4,
-                    _ => 8,
-                };
-                let mut v: u32 = 0;
-                let mut n = 0;
-                while n < max && i < a.len() && a[i].is_ascii_hexdigit() {
-                    v = v * 16 + (a[i] as char).to_digit(16).unwrap_or(0);
-                    i += 1;
-                    n += 1;
-                }
-                if n == 0 {
-                    out.push(b'\\');
-                    out.push(e);
-                } else if e == b'x' {
-                    out.push(v as u8);
-                } else {
-                    let ch = char::from_u32(v).unwrap_or('\u{fffd}');
-                    let mut buf = [0u8; 4];
-                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
-                }
-            }
+            b'x' | b'u' | b'U' if bash => i += hex_escape(e, &a[i..], out),
             _ => {
                 out.push(b'\\');
                 out.push(e);
