@@ -680,7 +680,7 @@ impl Parser<'_> {
             }
             if w.plain() {
                 let rest = i + 1;
-                if !WRAPPERS.contains(&basename(w.b)) {
+                if self.allowed.positional && !WRAPPERS.contains(&basename(w.b)) {
                     // (Not for wrappers: a chain of them would copy the
                     // arguments once per link.)
                     self.note_call(w.b, &words[rest..]);
@@ -922,7 +922,14 @@ impl Parser<'_> {
                 return Ok(());
             }
             for p in pending {
-                let Some(values) = self.values.possible(&p.name) else {
+                let values = if p.name == b"@" && !self.allowed.positional {
+                    // No `$@` in the input's own text: its calls were not
+                    // recorded.
+                    None
+                } else {
+                    self.values.possible(&p.name)
+                };
+                let Some(values) = values else {
                     self.loose = true;
                     continue;
                 };

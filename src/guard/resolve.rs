@@ -22,6 +22,10 @@ pub(super) struct Allowed {
     /// Word splitting uses the default `IFS` (the input never mentions
     /// `IFS`).
     pub(super) split: bool,
+    /// The input uses the positional parameters as a list (`$@`, `$*`):
+    /// only then are commands' arguments recorded, for the functions whose
+    /// `"$@"` they become. Inherited by re-parsed scripts as it is.
+    pub(super) positional: bool,
 }
 
 impl Allowed {
@@ -29,49 +33,59 @@ impl Allowed {
     pub(super) const NONE: Allowed = Allowed {
         producers: false,
         split: false,
+        positional: false,
     };
     /// What both allow.
     pub(super) fn and(self, other: Allowed) -> Allowed {
         Allowed {
             producers: self.producers && other.producers,
             split: self.split && other.split,
+            positional: self.positional,
         }
     }
 
-    /// What `input` (the whole command) allows.
+    /// What `input` (the whole command) allows. One pass over the bytes.
     pub(super) fn for_input(input: &[u8]) -> Allowed {
-        let has = |pat: &[u8]| input.windows(pat.len()).any(|w| w == pat);
-        let redefines = has(b"alias")
-            || has(b"function")
-            || has(b"enable")
-            || [b"echo".as_slice(), b"printf", b"true", b":"]
-                .iter()
-                .any(|name| defines_function(input, name));
-        Allowed {
-            producers: !redefines,
-            split: !has(b"IFS"),
+        let mut allowed = Allowed {
+            producers: true,
+            split: true,
+            positional: false,
+        };
+        for (i, &c) in input.iter().enumerate() {
+            let rest = &input[i..];
+            match c {
+                b'a' if rest.starts_with(b"alias") => allowed.producers = false,
+                b'f' if rest.starts_with(b"function") => allowed.producers = false,
+                b'e' if rest.starts_with(b"enable") => allowed.producers = false,
+                b'e' | b'p' | b't' | b':' => {
+                    let name: &[u8] = match c {
+                        b'e' => b"echo",
+                        b'p' => b"printf",
+                        b't' => b"true",
+                        _ => b":",
+                    };
+                    if rest.starts_with(name)
+                        && rest[name.len()..]
+                            .iter()
+                            .find(|c| !matches!(c, b' ' | b'\t'))
+                            == Some(&b'(')
+                    {
+                        // `echo () ...`: a function that replaces a producer.
+                        allowed.producers = false;
+                    }
+                }
+                b'I' if rest.starts_with(b"IFS") => allowed.split = false,
+                b'$' if matches!(rest.get(1), Some(b'@' | b'*'))
+                    || rest.starts_with(b"${@")
+                    || rest.starts_with(b"${*") =>
+                {
+                    allowed.positional = true;
+                }
+                _ => {}
+            }
         }
+        allowed
     }
-}
-
-/// Whether `name` followed by optional blanks and `(` occurs in `input`
-/// (a function definition `name ()`, conservatively).
-fn defines_function(input: &[u8], name: &[u8]) -> bool {
-    let mut from = 0;
-    while let Some(k) = input[from..]
-        .windows(name.len())
-        .position(|w| w == name)
-        .map(|k| k + from)
-    {
-        let after = input[k + name.len()..]
-            .iter()
-            .find(|c| !matches!(c, b' ' | b'\t'));
-        if after == Some(&b'(') {
-            return true;
-        }
-        from = k + 1;
-    }
-    false
 }
 
 /// Bytes that stand for themselves outside quotes.
@@ -853,6 +867,7 @@ mod tests {
     const ALL: Allowed = Allowed {
         producers: true,
         split: true,
+        positional: true,
     };
 
     fn fields(raw: &str) -> Option<Vec<String>> {
@@ -940,6 +955,7 @@ mod tests {
         let no_split = Allowed {
             producers: true,
             split: false,
+            positional: false,
         };
         assert_eq!(word_fields(b"$(echo a b)", no_split), None);
         assert!(word_fields(b"\"$(echo a b)\"", no_split).is_some());
