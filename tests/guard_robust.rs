@@ -326,10 +326,36 @@ fn random_token_soup_never_panics() {
         "{a,b}",
         "a=(",
         "$((",
+        // Static producers, values, aliases, IFS (issue 10).
+        "echo ",
+        "printf '%s\\n' ",
+        "| bash",
+        "source <(echo ",
+        "c=",
+        "$c",
+        "\"$c\"",
+        "\"$@\"",
+        "\"${a[@]}\"",
+        "set -- ",
+        "read -ra w <<< ",
+        "f() { ",
+        "alias w=",
+        "w",
+        "shopt -s expand_aliases\n",
+        "IFS=,",
+        ",",
+        "((",
+        "))",
+        ";;",
+        "\\c",
+        "\\0141",
+        "declare -n ",
+        "${c:=",
+        "$(:)",
     ];
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let mut s = String::new();
-    for _ in 0..30_000 {
+    for _ in 0..60_000 {
         s.clear();
         for _ in 0..rng.below(40) + 1 {
             s.push_str(tokens[rng.below(tokens.len())]);
