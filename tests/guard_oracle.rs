@@ -8,15 +8,17 @@ mod corpus;
 #[path = "guard_support/oracle.rs"]
 mod oracle;
 
+/// The cases not labelled by hand, and what bash ran for each.
+fn run_in_bash(cases: Vec<corpus::Case>) -> (Vec<corpus::Case>, Vec<oracle::Outcome>) {
+    let cases: Vec<corpus::Case> = cases.into_iter().filter(|c| c.hand.is_none()).collect();
+    let cmds: Vec<String> = cases.iter().map(|c| c.cmd.clone()).collect();
+    let outs = oracle::Oracle::new().run(&cmds, 64);
+    (cases, outs)
+}
+
 #[test]
 fn oracle_agrees_with_every_label() {
-    let cases: Vec<corpus::Case> = corpus::all()
-        .into_iter()
-        .filter(|c| c.hand.is_none())
-        .collect();
-    let oracle = oracle::Oracle::new();
-    let cmds: Vec<String> = cases.iter().map(|c| c.cmd.clone()).collect();
-    let outs = oracle.run(&cmds, 64);
+    let (cases, outs) = run_in_bash(corpus::all());
     let mut wrong = Vec::new();
     for (c, o) in cases.iter().zip(&outs) {
         if o.verdict != c.expected {
@@ -46,13 +48,7 @@ fn oracle_agrees_with_every_label() {
 
 #[test]
 fn conservative_cases_really_over_block() {
-    let cases: Vec<corpus::Case> = corpus::conservative()
-        .into_iter()
-        .filter(|c| c.hand.is_none())
-        .collect();
-    let oracle = oracle::Oracle::new();
-    let cmds: Vec<String> = cases.iter().map(|c| c.cmd.clone()).collect();
-    let outs = oracle.run(&cmds, 64);
+    let (cases, outs) = run_in_bash(corpus::conservative());
     for (c, o) in cases.iter().zip(&outs) {
         assert!(
             o.verdict < c.expected,

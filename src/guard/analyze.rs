@@ -479,14 +479,14 @@ fn shell_safe(b: &[u8]) -> bool {
         })
 }
 
-/// Appends `w` to a script, quoting it so that it stays one word.
-fn push_quoted(text: &mut Vec<u8>, w: W<'_>) {
-    if shell_safe(w.b) {
-        text.extend_from_slice(w.b);
+/// Appends `b` to a script, quoting it so that it stays one word.
+fn push_quoted(text: &mut Vec<u8>, b: &[u8]) {
+    if shell_safe(b) {
+        text.extend_from_slice(b);
         return;
     }
     text.push(b'\'');
-    for &c in w.b {
+    for &c in b {
         if c == b'\'' {
             text.extend_from_slice(b"'\\''");
         } else {
@@ -494,6 +494,18 @@ fn push_quoted(text: &mut Vec<u8>, w: W<'_>) {
         }
     }
     text.push(b'\'');
+}
+
+/// A command made of `fields` (each stays one word) and `rest`, source text
+/// of further words.
+fn command_script(fields: &[Vec<u8>], rest: &[u8]) -> Vec<u8> {
+    let mut script = Vec::new();
+    for f in fields {
+        push_quoted(&mut script, f);
+        script.push(b' ');
+    }
+    script.extend_from_slice(rest);
+    script
 }
 
 /// Joins the words' source texts with spaces (empty when one was made up
@@ -778,9 +790,10 @@ impl Parser<'_> {
                         }
                         if args.iter().any(|w| !w.plain()) {
                             // The script comes from a value or a substitution.
-                            if let Some(script) = self.resolved_words(args) {
+                            if let Some(fields) = self.resolved_words(args) {
+                                // `eval` joins its arguments with spaces.
                                 self.resolved_any = true;
-                                self.sub_parse(&script.concat(), true)?;
+                                self.sub_parse(&fields.join(&b' '), true)?;
                                 return Ok(bare);
                             }
                             self.dyn_text(&join_raw(args))?;
@@ -833,8 +846,7 @@ impl Parser<'_> {
     }
 
     /// The fields of `words` when each is literal or expands only through
-    /// static producers ([`resolve::word_fields`]), each followed by a
-    /// space (how `eval` joins them); `None` otherwise.
+    /// static producers ([`resolve::word_fields`]); `None` otherwise.
     fn resolved_words(&self, words: &[W<'_>]) -> Option<Vec<Vec<u8>>> {
         let mut out = Vec::new();
         for w in words {
@@ -845,9 +857,6 @@ impl Parser<'_> {
             } else {
                 out.extend(resolve::word_fields(w.raw, self.allowed)?);
             }
-        }
-        for f in out.iter_mut() {
-            f.push(b' ');
         }
         Some(out)
     }
@@ -869,22 +878,8 @@ impl Parser<'_> {
             // A shell may read its standard input, which is not followed here.
             return Ok(false);
         }
-        let mut script = Vec::new();
-        for f in &fields {
-            resolve::push_field(&mut script, f);
-            script.push(b' ');
-        }
-        for w in &words[1..] {
-            script.extend_from_slice(w.raw);
-            script.push(b' ');
-        }
         self.resolved_any = true;
-        let bare = self.bare_count;
-        self.sub_parse(&script, true)?;
-        if self.bare_count != bare {
-            // A shell reading its standard input, which is not followed here.
-            self.loose = true;
-        }
+        self.made_up_command(&command_script(&fields, &join_raw(&words[1..])))?;
         Ok(true)
     }
 
@@ -909,6 +904,18 @@ impl Parser<'_> {
             rest,
         });
         true
+    }
+
+    /// Analyses a command the analysis built from known values. A shell in
+    /// it reading its standard input is not followed: then the whole input
+    /// is judged loosely.
+    fn made_up_command(&mut self, script: &[u8]) -> R {
+        let bare = self.bare_count;
+        self.sub_parse(script, true)?;
+        if self.bare_count != bare {
+            self.loose = true;
+        }
+        Ok(())
     }
 
     /// Judges the uses of values queued by [`Parser::defer_use`], now that
@@ -957,27 +964,11 @@ impl Parser<'_> {
                         self.loose = true;
                         continue;
                     };
-                    let mut script = Vec::new();
-                    for (k, f) in fields.iter().enumerate() {
-                        match p.kind {
-                            UseKind::Command => {
-                                resolve::push_field(&mut script, f);
-                                script.push(b' ');
-                            }
-                            UseKind::Script => {
-                                if k > 0 {
-                                    script.push(b' ');
-                                }
-                                script.extend_from_slice(f);
-                            }
+                    match p.kind {
+                        UseKind::Command => {
+                            self.made_up_command(&command_script(&fields, &p.rest))?
                         }
-                    }
-                    script.extend_from_slice(&p.rest);
-                    let bare = self.bare_count;
-                    self.sub_parse(&script, true)?;
-                    if self.bare_count != bare {
-                        // A shell reading its standard input: not followed.
-                        self.loose = true;
+                        UseKind::Script => self.sub_parse(&fields.join(&b' '), true)?,
                     }
                 }
             }
@@ -1115,11 +1106,9 @@ impl Parser<'_> {
     /// producing text is judged too, unless static producers fix it.
     fn script_word(&mut self, w: W<'_>) -> R {
         if !w.plain() {
-            if let Some(mut fields) = self.resolved_words(&[w]).filter(|f| f.len() == 1) {
-                let mut script = fields.remove(0);
-                script.pop();
+            if let Some([script]) = self.resolved_words(&[w]).as_deref() {
                 self.resolved_any = true;
-                return self.sub_parse(&script, true);
+                return self.sub_parse(script, true);
             }
             if self.defer_use(&[w], UseKind::Script) {
                 return Ok(());
@@ -1345,7 +1334,7 @@ impl Parser<'_> {
         for w in rest {
             text.push(b' ');
             if w.raw.is_empty() {
-                push_quoted(&mut text, *w);
+                push_quoted(&mut text, w.b);
             } else {
                 text.extend_from_slice(w.raw);
             }
@@ -1416,7 +1405,7 @@ impl Parser<'_> {
                 ok = false;
                 break;
             } else if w.raw.is_empty() {
-                push_quoted(&mut text, *w);
+                push_quoted(&mut text, w.b);
             } else {
                 text.extend_from_slice(raw);
             }

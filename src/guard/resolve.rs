@@ -539,19 +539,6 @@ pub(super) fn word_fields(raw: &[u8], allowed: Allowed) -> Option<Vec<Vec<u8>>> 
     Some(f.done)
 }
 
-/// Appends `field` to a script as one single-quoted word.
-pub(super) fn push_field(script: &mut Vec<u8>, field: &[u8]) {
-    script.push(b'\'');
-    for &c in field {
-        if c == b'\'' {
-            script.extend_from_slice(b"'\\''");
-        } else {
-            script.push(c);
-        }
-    }
-    script.push(b'\'');
-}
-
 /// A value the input gives a name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Value {

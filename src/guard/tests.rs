@@ -161,3 +161,25 @@ fn unparseable_text_uses_word_sequence() {
     assert_eq!(judge("echo 'hello"), Verdict::Allow);
     assert_eq!(judge("herdr agent prompt p \"hi --wait"), Verdict::Block);
 }
+
+#[test]
+fn fallback_rules_are_exposed_as_the_guard_uses_them() {
+    // `tools/guard-compare` applies these behind other parsers.
+    assert_eq!(super::rules::word_sequence("herdr agent wait x ("), 2);
+    assert_eq!(
+        super::rules::word_sequence("echo herdr agent list; wait x"),
+        0
+    );
+    assert_eq!(
+        super::rules::loose_sequence("$(echo herdr agent wait x)"),
+        2
+    );
+    assert_eq!(
+        super::rules::loose_sequence("echo 'herdr agent prompt p hi --wait'"),
+        1
+    );
+    assert_eq!(
+        super::rules::loose_sequence("echo herdr agent list; echo ok"),
+        0
+    );
+}
