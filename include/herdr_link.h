@@ -81,12 +81,27 @@ int32_t hl_is_active(const char *session);
 // Judges a Bash command of `session`: 0 allow, 1 block, 2 block and end the turn. Dormant,
 // unknown or unreadable sessions always get 0. When `reason_out` is not NULL it receives the
 // reason string on 1/2 (release it with `hl_free`) and NULL on 0. An invalid-UTF-8 command is
-// judged on its lossy text.
+// judged on its lossy text. The reason's words hold in every presentation style; a host that
+// knows its style gets the reason in its own terms from `hl_bash_guard_in_style`.
 //
 // # Safety
 // `session` and `command` are NULL or valid NUL-terminated strings; `reason_out` is NULL or
 // points to writable storage for one pointer.
 int32_t hl_bash_guard(const char *session, const char *command, char **reason_out);
+
+// `hl_bash_guard` for a host that presents Link in `style` (`"deferred"`, `"gateway"` or
+// `"mcp"`, the value it gives `hl_presentation`): the same verdict, and a block reason that
+// names the way to send the model has there (`deferred`: the `herdr_link_send` tool;
+// `gateway`: the `herdr_link` tool's `send` action; `mcp`: both). NULL, an unknown style or
+// invalid UTF-8 gives the words of `hl_bash_guard`; the verdict never depends on `style`.
+//
+// # Safety
+// `session`, `command` and `style` are NULL or valid NUL-terminated strings; `reason_out` is
+// NULL or points to writable storage for one pointer.
+int32_t hl_bash_guard_in_style(const char *session,
+                               const char *command,
+                               const char *style,
+                               char **reason_out);
 
 // The model-visible surface now: `{"session":S,"style":"deferred"|"gateway"|"mcp","view":
 // "catalog"?}` → `{"tools":[{"name","description","input_schema"}],"contract":string|null}`.

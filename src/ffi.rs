@@ -7,6 +7,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde_json::{json, Value};
 
+use crate::guard::SendForm;
+use crate::presentation::Style;
 use crate::{guard, identity, session, tools};
 
 /// Runs `f`, turning a panic into `fallback()`.
@@ -139,7 +141,8 @@ pub unsafe extern "C" fn hl_is_active(session: *const c_char) -> i32 {
 /// Judges a Bash command of `session`: 0 allow, 1 block, 2 block and end the turn. Dormant,
 /// unknown or unreadable sessions always get 0. When `reason_out` is not NULL it receives the
 /// reason string on 1/2 (release it with `hl_free`) and NULL on 0. An invalid-UTF-8 command is
-/// judged on its lossy text.
+/// judged on its lossy text. The reason's words hold in every presentation style; a host that
+/// knows its style gets the reason in its own terms from `hl_bash_guard_in_style`.
 ///
 /// # Safety
 /// `session` and `command` are NULL or valid NUL-terminated strings; `reason_out` is NULL or
@@ -148,6 +151,45 @@ pub unsafe extern "C" fn hl_is_active(session: *const c_char) -> i32 {
 pub unsafe extern "C" fn hl_bash_guard(
     session: *const c_char,
     command: *const c_char,
+    reason_out: *mut *mut c_char,
+) -> i32 {
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { bash_guard(session, command, SendForm::Either, reason_out) }
+}
+
+/// `hl_bash_guard` for a host that presents Link in `style` (`"deferred"`, `"gateway"` or
+/// `"mcp"`, the value it gives `hl_presentation`): the same verdict, and a block reason that
+/// names the way to send the model has there (`deferred`: the `herdr_link_send` tool;
+/// `gateway`: the `herdr_link` tool's `send` action; `mcp`: both). NULL, an unknown style or
+/// invalid UTF-8 gives the words of `hl_bash_guard`; the verdict never depends on `style`.
+///
+/// # Safety
+/// `session`, `command` and `style` are NULL or valid NUL-terminated strings; `reason_out` is
+/// NULL or points to writable storage for one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn hl_bash_guard_in_style(
+    session: *const c_char,
+    command: *const c_char,
+    style: *const c_char,
+    reason_out: *mut *mut c_char,
+) -> i32 {
+    // SAFETY: forwarded from the caller's contract.
+    let form = unsafe { text(style, "style") }
+        .ok()
+        .and_then(Style::parse)
+        .map_or(SendForm::Either, Style::send_form);
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { bash_guard(session, command, form, reason_out) }
+}
+
+/// The body of both guard functions; `form` picks the reason's words.
+///
+/// # Safety
+/// As `hl_bash_guard`.
+unsafe fn bash_guard(
+    session: *const c_char,
+    command: *const c_char,
+    form: SendForm,
     reason_out: *mut *mut c_char,
 ) -> i32 {
     boundary(
@@ -166,7 +208,7 @@ pub unsafe extern "C" fn hl_bash_guard(
             // SAFETY: non-NULL and NUL-terminated per the caller's contract.
             let bytes = unsafe { CStr::from_ptr(command) }.to_bytes();
             let verdict = guard::judge(&String::from_utf8_lossy(bytes));
-            if let (Some(reason), false) = (verdict.reason(), reason_out.is_null()) {
+            if let (Some(reason), false) = (verdict.reason_for(form), reason_out.is_null()) {
                 if let Ok(r) = CString::new(reason) {
                     // SAFETY: checked non-NULL above.
                     unsafe { *reason_out = r.into_raw() };

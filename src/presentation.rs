@@ -32,6 +32,17 @@ impl Style {
         }
     }
 
+    /// How a model sends a message in this style, for the Bash guard's block reason: the
+    /// `herdr_link_send` tool (deferred), the gateway's `send` action (single gateway), or
+    /// either (MCP hosts show Tier 1 late or never).
+    pub fn send_form(self) -> crate::guard::SendForm {
+        match self {
+            Style::Deferred => crate::guard::SendForm::Tool,
+            Style::Gateway => crate::guard::SendForm::GatewayAction,
+            Style::Mcp => crate::guard::SendForm::Either,
+        }
+    }
+
     /// Whether the gateway of this style dispatches actions (§4.1: only the single-gateway style
     /// and the MCP fallback offer dispatch; in the deferred style the gateway only activates).
     pub fn dispatches(self) -> bool {
@@ -220,18 +231,20 @@ fn tier1_list() -> String {
 
 const DISPATCH_EXAMPLES: &str = r#"{"action":"start","arguments":{...}}, {"action":"peers"}, {"action":"send","arguments":{"to":...,"message":...}} or {"action":"close","arguments":{"agent":...}}"#;
 
-fn mcp_gateway(active: bool) -> Tool {
+/// The MCP gateway; once active (`Some`) its description ends with the Contract naming the
+/// tools as the host shows them.
+fn mcp_gateway(active: Option<&McpNaming>) -> Tool {
     let mut description = format!(
         "Herdr Link gateway: the channel to the other agents of this Herdr workspace. {WHEN} It starts dormant: call it once with {{}} to activate it for this session; the server then announces {} through notifications/tools/list_changed. If your tool list does not refresh, keep using this gateway: {DISPATCH_EXAMPLES}.",
         tier1_list()
     );
-    if active {
+    if let Some(naming) = active {
         description.push(' ');
         description.push_str(NORMAL_MESSAGING_RULE);
         // Once active the gateway also carries the Contract (+ MCP appendix): a channel every
         // MCP host shows the model, whatever it does with list_changed.
         description.push_str("\n\n");
-        description.push_str(&mcp_contract());
+        description.push_str(&mcp_contract(naming));
     }
     Tool {
         name: GATEWAY,
@@ -337,20 +350,165 @@ fn gateway_appendix() -> String {
     s
 }
 
-/// The appendix the MCP style adds to the Contract, for hosts that prefix tool names with
-/// `mcp__<namespace>__`.
-pub fn mcp_appendix(namespace: &str) -> String {
-    let prefixed = |t: &str| format!("mcp__{namespace}__{t}");
-    let mut s = format!(
-        "Herdr Link starts dormant: only {gw} is listed. Call it once with {{}}; the host then receives notifications/tools/list_changed. If the host did not refresh its tools, keep dispatching through {gw}: {DISPATCH_EXAMPLES}.\n\
-         - start: {START_DESCRIPTION}\n\
-         The tools are presented under MCP-prefixed names (the canonical name is always the suffix):",
-        gw = prefixed(GATEWAY)
-    );
-    for t in TIER1 {
-        s.push_str(&format!("\n- {t} -> {}", prefixed(t)));
+/// The MCP host a server talks to, as far as its tool naming goes (§4.6: the active
+/// presentation declares the runtime's actual form). Each host shows a server's tools to its
+/// model under its own names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpHost {
+    /// Claude Code: `mcp__<server>__<tool>`.
+    Claude,
+    /// Codex: a namespace `mcp__<server>` holding the tools under their canonical names; it
+    /// never shows the tools `notifications/tools/list_changed` announces.
+    Codex,
+    /// OpenCode: `<server>_<tool>`.
+    OpenCode,
+    /// AGY: its `call_mcp_tool` wrapper with `ServerName` and the canonical `ToolName`.
+    Agy,
+    /// Any other or unknown host: only what holds in every host is said.
+    Other,
+}
+
+impl McpHost {
+    /// Parses the names `herdr-link mcp --host` and `herdr-link setup` use: `claude`, `codex`,
+    /// `opencode`, `agy`.
+    pub fn parse(s: &str) -> Option<McpHost> {
+        match s {
+            "claude" => Some(McpHost::Claude),
+            "codex" => Some(McpHost::Codex),
+            "opencode" => Some(McpHost::OpenCode),
+            "agy" => Some(McpHost::Agy),
+            _ => None,
+        }
     }
-    s
+
+    /// The host an MCP `initialize` request's `clientInfo.name` names (`claude-code`,
+    /// `codex-mcp-client`, `opencode`, `antigravity`…); [`McpHost::Other`] for anything else.
+    pub fn from_client_name(name: &str) -> McpHost {
+        let name = name.trim().to_ascii_lowercase();
+        if name == "claude-code" || name.starts_with("claude-code") || name == "claude" {
+            McpHost::Claude
+        } else if name.starts_with("codex") {
+            McpHost::Codex
+        } else if name.starts_with("opencode") {
+            McpHost::OpenCode
+        } else if name.starts_with("antigravity") || name == "agy" {
+            McpHost::Agy
+        } else {
+            McpHost::Other
+        }
+    }
+}
+
+/// The name MCP hosts are told to register the server under (docs/mcp.md).
+pub const MCP_SERVER_NAME: &str = "herdr_link";
+
+/// How an MCP host names the server's tools: the host's form and the name the server is
+/// registered under there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpNaming {
+    /// The host's form.
+    pub host: McpHost,
+    /// The registration name (the host-side key), `herdr_link` unless configured otherwise.
+    pub server: String,
+}
+
+impl Default for McpNaming {
+    /// An unknown host and the documented registration name.
+    fn default() -> Self {
+        McpNaming {
+            host: McpHost::Other,
+            server: MCP_SERVER_NAME.to_string(),
+        }
+    }
+}
+
+impl McpNaming {
+    /// Whether `server` can be a registration name: 1 to 64 ASCII letters, digits, `_` or `-`.
+    pub fn server_name_ok(server: &str) -> bool {
+        (1..=64).contains(&server.len())
+            && server
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    }
+
+    /// The name under which the model sees the canonical tool `tool`, where the host gives it
+    /// one name of its own.
+    fn shown(&self, tool: &str) -> Option<String> {
+        let s = &self.server;
+        match self.host {
+            McpHost::Claude => Some(format!("mcp__{s}__{tool}")),
+            McpHost::OpenCode => Some(format!("{s}_{tool}")),
+            McpHost::Codex | McpHost::Agy | McpHost::Other => None,
+        }
+    }
+
+    /// How the model finds the gateway in this host.
+    fn gateway(&self) -> String {
+        let s = &self.server;
+        match self.host {
+            McpHost::Claude | McpHost::OpenCode => self.shown(GATEWAY).unwrap_or_default(),
+            McpHost::Codex => format!("{GATEWAY} (in the tool namespace mcp__{s})"),
+            McpHost::Agy => format!("{GATEWAY} (through call_mcp_tool with ServerName \"{s}\")"),
+            McpHost::Other => format!("the {GATEWAY} gateway"),
+        }
+    }
+}
+
+/// The appendix the MCP style adds to the Contract: the gateway fallback, and the names under
+/// which this host shows the tools (§4.6), from the host's form and the registration name.
+pub fn mcp_appendix(naming: &McpNaming) -> String {
+    let gw = naming.gateway();
+    let s = &naming.server;
+    let mut text = format!(
+        "Herdr Link starts dormant: only {gw} is listed. Call it once with {{}}; the host then receives notifications/tools/list_changed. If the host did not refresh its tools, keep dispatching through {gw}: {DISPATCH_EXAMPLES}.\n\
+         - start: {START_DESCRIPTION}\n"
+    );
+    match naming.host {
+        McpHost::Claude | McpHost::OpenCode => {
+            text.push_str(
+                "The tools are presented under this host's names for the server (the canonical name is always the suffix):",
+            );
+            for t in TIER1 {
+                let shown = naming.shown(t).unwrap_or_default();
+                text.push_str(&format!("\n- {t} -> {shown}"));
+            }
+        }
+        McpHost::Codex => text.push_str(&format!(
+            "In this host the tools sit in the namespace mcp__{s} under their canonical names. It does not show the tools that notifications/tools/list_changed announces, so use {GATEWAY}'s actions for every capability: where the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call {GATEWAY} with action start, send, peers or close. Should the namespace list them, they may be called directly."
+        )),
+        McpHost::Agy => text.push_str(&format!(
+            "In this host every tool is called through call_mcp_tool with ServerName \"{s}\", ToolName the canonical name ({GATEWAY}, {}) and Arguments the tool's input object.",
+            tier1_list()
+        )),
+        McpHost::Other => text.push_str(&format!(
+            "The host shows the tools under its own names for the MCP server \"{s}\" (for example mcp__{s}__{TOOL_SEND} or {s}_{TOOL_SEND}); the canonical name the rules above use ({GATEWAY}, {}) is always the last part of the name shown.",
+            tier1_list()
+        )),
+    }
+    text
+}
+
+/// The MCP style's tools for `view`, with the Contract in the active gateway's description
+/// naming the tools as `naming` says.
+pub fn mcp_tools(view: View, naming: &McpNaming) -> Vec<Tool> {
+    let active = match view {
+        View::Outside => return Vec::new(),
+        View::Dormant => false,
+        View::Active => true,
+    };
+    let mut all = vec![mcp_gateway(active.then_some(naming))];
+    if active {
+        all.extend(tier1().into_iter().map(|mut t| {
+            t.description = format!("{} {NORMAL_MESSAGING_RULE}", t.description);
+            t
+        }));
+    }
+    all
+}
+
+/// The MCP style's Contract: the verbatim Contract, a blank line, the MCP appendix for `naming`.
+pub fn mcp_contract(naming: &McpNaming) -> String {
+    format!("{CONTRACT}\n\n{}", mcp_appendix(naming))
 }
 
 /// The tools a host shows for `style` in `view`; with `catalog`, every tool the style can ever
@@ -371,14 +529,8 @@ pub fn tools(style: Style, view: View, catalog: bool) -> Vec<Tool> {
         }
         Style::Gateway => vec![dispatcher()],
         Style::Mcp => {
-            let mut all = vec![mcp_gateway(active)];
-            if active {
-                all.extend(tier1().into_iter().map(|mut t| {
-                    t.description = format!("{} {NORMAL_MESSAGING_RULE}", t.description);
-                    t
-                }));
-            }
-            all
+            let view = if active { View::Active } else { View::Dormant };
+            mcp_tools(view, &McpNaming::default())
         }
     }
 }
@@ -391,13 +543,8 @@ pub fn contract(style: Style, view: View) -> Option<String> {
     Some(match style {
         Style::Deferred => CONTRACT.to_string(),
         Style::Gateway => format!("{CONTRACT}\n\n{}", gateway_appendix()),
-        Style::Mcp => mcp_contract(),
+        Style::Mcp => mcp_contract(&McpNaming::default()),
     })
-}
-
-/// The MCP style's Contract: the verbatim Contract, a blank line, the MCP appendix.
-fn mcp_contract() -> String {
-    format!("{CONTRACT}\n\n{}", mcp_appendix("herdr_link"))
 }
 
 /// The whole presentation document `{"tools":[...],"contract":...}`.
@@ -480,8 +627,92 @@ mod tests {
         let gw = contract(Style::Gateway, View::Active).unwrap();
         assert!(gw.contains("single herdr_link gateway"));
         let mcp = contract(Style::Mcp, View::Active).unwrap();
-        for t in TIER1 {
-            assert!(mcp.contains(&format!("mcp__herdr_link__{t}")));
+        assert_eq!(mcp, mcp_contract(&McpNaming::default()));
+    }
+
+    fn naming(host: McpHost, server: &str) -> McpNaming {
+        McpNaming {
+            host,
+            server: server.into(),
+        }
+    }
+
+    #[test]
+    fn the_mcp_appendix_names_the_tools_as_each_host_shows_them() {
+        for server in ["herdr_link", "link2"] {
+            let claude = mcp_appendix(&naming(McpHost::Claude, server));
+            let opencode = mcp_appendix(&naming(McpHost::OpenCode, server));
+            for t in TIER1 {
+                assert!(
+                    claude.contains(&format!("- {t} -> mcp__{server}__{t}")),
+                    "{claude}"
+                );
+                assert!(
+                    opencode.contains(&format!("- {t} -> {server}_{t}")),
+                    "{opencode}"
+                );
+                assert!(!opencode.contains("mcp__"), "{opencode}");
+            }
+            assert!(claude.contains(&format!("only mcp__{server}__herdr_link is listed")));
+            assert!(opencode.contains(&format!("only {server}_herdr_link is listed")));
+
+            // Codex: a namespace, the gateway's actions, never a prefixed Tier 1 name.
+            let codex = mcp_appendix(&naming(McpHost::Codex, server));
+            assert!(
+                codex.contains(&format!("namespace mcp__{server}")),
+                "{codex}"
+            );
+            assert!(codex.contains("call herdr_link with action start, send, peers or close"));
+            assert!(!codex.contains(&format!("mcp__{server}__")), "{codex}");
+
+            let agy = mcp_appendix(&naming(McpHost::Agy, server));
+            assert!(agy.contains(&format!("call_mcp_tool with ServerName \"{server}\"")));
+            assert!(!agy.contains(&format!("mcp__{server}__")), "{agy}");
+
+            // An unknown host: no claim that the names are prefixed one way.
+            let other = mcp_appendix(&naming(McpHost::Other, server));
+            assert!(!other.contains(" -> "), "{other}");
+            assert!(other.contains(&format!("MCP server \"{server}\"")));
+            assert!(other.contains("always the last part"));
+        }
+        // The active gateway carries the Contract with the host's appendix.
+        let n = naming(McpHost::Codex, "hl");
+        let active = mcp_tools(View::Active, &n);
+        assert!(active[0].description.ends_with(&mcp_contract(&n)));
+        assert!(mcp_contract(&n).starts_with(&format!("{CONTRACT}\n\n")));
+        assert_eq!(
+            mcp_tools(View::Dormant, &n),
+            tools(Style::Mcp, View::Dormant, false)
+        );
+        assert!(mcp_tools(View::Outside, &n).is_empty());
+    }
+
+    #[test]
+    fn mcp_hosts_from_flags_and_client_names() {
+        for (flag, host) in [
+            ("claude", McpHost::Claude),
+            ("codex", McpHost::Codex),
+            ("opencode", McpHost::OpenCode),
+            ("agy", McpHost::Agy),
+        ] {
+            assert_eq!(McpHost::parse(flag), Some(host));
+        }
+        assert_eq!(McpHost::parse("vim"), None);
+        for (client, host) in [
+            ("claude-code", McpHost::Claude),
+            ("codex-mcp-client", McpHost::Codex),
+            ("opencode", McpHost::OpenCode),
+            ("Antigravity", McpHost::Agy),
+            ("mcp", McpHost::Other),
+            ("raw-test", McpHost::Other),
+            ("", McpHost::Other),
+        ] {
+            assert_eq!(McpHost::from_client_name(client), host, "{client}");
+        }
+        assert!(McpNaming::server_name_ok("herdr_link"));
+        assert!(McpNaming::server_name_ok("link-2"));
+        for bad in ["", "a b", "x/y", &"a".repeat(65)] {
+            assert!(!McpNaming::server_name_ok(bad), "{bad}");
         }
     }
 

@@ -168,6 +168,21 @@ pub struct Envelope {
     pub message: String,
 }
 
+/// The checks a message payload must pass to travel (SEND_FAILED otherwise): not blank, no NUL
+/// (one argv element cannot hold it). Run before any Herdr call of a send, and again when the
+/// envelope is built.
+pub fn check_message(message: &str) -> Result<(), LinkError> {
+    if message.trim().is_empty() {
+        return Err(LinkError::SendFailed("message is blank".into()));
+    }
+    if message.contains('\0') {
+        return Err(LinkError::SendFailed(
+            "message contains NUL and cannot travel as one argv element".into(),
+        ));
+    }
+    Ok(())
+}
+
 impl Envelope {
     /// Builds a new envelope, checking the sender, the recipient and the message in that order.
     pub fn build(from: &str, to: &str, message: &str) -> Result<Envelope, LinkError> {
@@ -181,14 +196,7 @@ impl Envelope {
                 "recipient is not a valid Agent Name".into(),
             ));
         }
-        if message.trim().is_empty() {
-            return Err(LinkError::SendFailed("message is blank".into()));
-        }
-        if message.contains('\0') {
-            return Err(LinkError::SendFailed(
-                "message contains NUL and cannot travel as one argv element".into(),
-            ));
-        }
+        check_message(message)?;
         Ok(Envelope {
             protocol: PROTOCOL_ID.to_string(),
             id: new_message_id(),

@@ -13,8 +13,10 @@ use crate::herdr::Herdr;
 use crate::limits;
 use crate::oplog;
 use crate::ops;
-use crate::presentation::Style;
-use crate::protocol::{CAPABILITIES, GATEWAY, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START};
+use crate::presentation::{self, Style, View};
+use crate::protocol::{
+    CAPABILITIES, CONTRACT, GATEWAY, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START,
+};
 use crate::request;
 use crate::session;
 
@@ -57,12 +59,17 @@ pub struct Outcome {
     pub active: bool,
     /// True only on the call that moved the session from dormant to active.
     pub tools_changed: bool,
+    /// The Contract the host shows the model together with this result (§3, §6 capability 3:
+    /// the rules are visible from the activating step on, before any system prompt a host
+    /// builds per user prompt can carry them). Set on the call that activated the session and
+    /// on every later activation call ([`carries_contract`]); `None` on every other call.
+    pub contract: Option<String>,
 }
 
 impl Outcome {
-    /// The C ABI response document.
+    /// The C ABI response document. `contract` is present only when the call carries it.
     pub fn to_json(&self) -> Value {
-        match &self.result {
+        let mut doc = match &self.result {
             Ok(v) => {
                 json!({"ok": true, "result": v, "active": self.active, "tools_changed": self.tools_changed})
             }
@@ -72,8 +79,27 @@ impl Outcome {
                 "active": self.active,
                 "tools_changed": self.tools_changed,
             }),
+        };
+        if let Some(c) = &self.contract {
+            doc["contract"] = json!(c);
         }
+        doc
     }
+}
+
+/// Whether a call's result carries the Contract: the call that moved the session from dormant
+/// to active (gateway or direct Tier 1, success or Link error), and every activation call of an
+/// active session, so a model that activates again sees the rules again. No other call does.
+pub fn carries_contract(activation_call: bool, active: bool, tools_changed: bool) -> bool {
+    tools_changed || (activation_call && active)
+}
+
+/// The Contract text a result carries in `style`: the style's active Contract (with its
+/// appendix); without a style the bare Contract, the one text true in every presentation.
+fn contract_for(style: Option<Style>) -> String {
+    style
+        .and_then(|s| presentation::contract(s, View::Active))
+        .unwrap_or_else(|| CONTRACT.to_string())
 }
 
 /// The gateway's activation result.
@@ -191,6 +217,7 @@ pub fn call_in_style(
                 result: Err(e),
                 active: session::is_active(session),
                 tools_changed: false,
+                contract: None,
             }
         }
     };
@@ -210,10 +237,12 @@ pub fn call_in_style(
             result: Err(e.into()),
             active: session::is_active(session),
             tools_changed: false,
+            contract: None,
         };
     };
     let tools_changed = session::activate(session);
     let herdr = Herdr::new(&herdr_env);
+    let activation_call = matches!(route, Route::Activate);
     let result = match route {
         Route::Activate => Ok(activation_result()),
         Route::Run(op, args) => contained(op, || {
@@ -234,6 +263,8 @@ pub fn call_in_style(
         result,
         active: true,
         tools_changed,
+        contract: carries_contract(activation_call, true, tools_changed)
+            .then(|| contract_for(style)),
     }
 }
 
@@ -363,6 +394,7 @@ pub fn call_json(request: &str) -> Value {
             result: Err(e),
             active: false,
             tools_changed: false,
+            contract: None,
         }
         .to_json(),
     }
@@ -429,7 +461,7 @@ fn parse_request(request: &str) -> Result<Parsed, CallError> {
 
 /// The `hl_presentation` request `{"session","style","view"?}` as text in, document out.
 pub fn presentation_json(request: &str) -> Value {
-    use crate::presentation::{document, Style, View};
+    use crate::presentation::document;
     static SHAPE: request::Shape = request::Shape {
         values: &["session", "style", "view"],
         objects: &[],

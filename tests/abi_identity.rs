@@ -489,3 +489,46 @@ fn a_burst_of_session_starts_spawns_one_bootstrap_thread() {
         "bootstrap threads seen during the burst: {seen:?}"
     );
 }
+
+/// README: input is checked before any Herdr call that could change something. A send that
+/// could never travel (blank or NUL message, a recipient that is not an Agent Name, a message
+/// over the limit) from an unnamed caller fails with no Herdr call at all: the self-identity
+/// bootstrap never renames the caller for it.
+#[test]
+fn a_send_that_cannot_travel_never_renames_the_caller() {
+    let _g = serial();
+    let w = world_with_unnamed_self();
+    let a = abi();
+    let long = "x".repeat(herdr_link::limits::MAX_MESSAGE_CHARS + 1);
+    let cases = [
+        (json!({"to": "worker-a", "message": ""}), "SEND_FAILED"),
+        (
+            json!({"to": "worker-a", "message": " \n\t "}),
+            "SEND_FAILED",
+        ),
+        (
+            json!({"to": "worker-a", "message": "a\u{0}b"}),
+            "SEND_FAILED",
+        ),
+        (json!({"to": "worker-a", "message": long}), "SEND_FAILED"),
+        (
+            json!({"to": "Not A Name", "message": "hi"}),
+            "PEER_NOT_FOUND",
+        ),
+        (json!({"to": "worker-a"}), "SEND_FAILED"),
+    ];
+    for (i, (input, code)) in cases.into_iter().enumerate() {
+        let r = a.tool(&format!("send-input-{i}"), "herdr_link_send", input.clone());
+        assert_eq!(r["error"]["code"], code, "{input}: {r}");
+    }
+    assert!(w.calls().is_empty(), "no Herdr call: {:?}", w.calls());
+    assert_eq!(renames(&w), 0);
+    // A send that can travel still bootstraps the unnamed caller first.
+    let r = a.tool(
+        "send-input-ok",
+        "herdr_link_send",
+        json!({"to": "worker-a", "message": "hi"}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(renames(&w), 1);
+}

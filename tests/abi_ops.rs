@@ -135,17 +135,15 @@ fn every_not_a_peer_looks_the_same() {
         assert_eq!(err_code(&r), "PEER_NOT_FOUND", "{to}");
         texts.push(r["error"]["message"].as_str().unwrap().to_string());
         let calls = w.calls();
-        assert_eq!(calls[0], "agent get w1:p1", "self is resolved first");
         assert!(
             calls.iter().all(|c| !c.starts_with("agent prompt")),
             "{calls:?}"
         );
-        if !herdr_link::protocol::is_valid_agent_name(to) {
-            assert_eq!(
-                calls.len(),
-                1,
-                "no target lookup for an invalid name: {calls:?}"
-            );
+        if herdr_link::protocol::is_valid_agent_name(to) {
+            assert_eq!(calls[0], "agent get w1:p1", "self is resolved first");
+        } else {
+            // Input is checked before any Herdr call (the bootstrap could rename the caller).
+            assert!(calls.is_empty(), "no call for an invalid name: {calls:?}");
         }
         let c = a.tool("priv", "herdr_link_close", json!({"agent": to}));
         assert_eq!(err_code(&c), "PEER_NOT_FOUND");
@@ -194,7 +192,7 @@ fn blank_or_nul_message_sends_nothing() {
             json!({"to": "worker-a", "message": m}),
         );
         assert_eq!(err_code(&r), "SEND_FAILED");
-        assert_eq!(w.calls(), ["agent get w1:p1", "agent get worker-a"]);
+        assert!(w.calls().is_empty(), "no Herdr call: {:?}", w.calls());
     }
     assert!(w.prompts().is_empty());
 }

@@ -750,6 +750,70 @@ fn rollback_closes_exactly_what_was_created() {
     assert!(w.calls().last().unwrap().starts_with("tab close"));
 }
 
+/// Herdr's CLI refuses a kind it does not know itself (`unsupported interactive agent kind: X`,
+/// plain text, exit 2): Herdr is there and refused the start, so it is START_FAILED, never
+/// NOT_IN_HERDR, and the tab made for it is closed again (the fake answers as real Herdr does).
+#[test]
+fn a_kind_herdr_refuses_is_start_failed_and_rolls_back() {
+    let _g = serial();
+    let w = world();
+    let dir = project(&w, "p", None);
+    let r = start(
+        &dir,
+        json!({"name": "nokind", "kind": "no-such-agent", "args": []}),
+    );
+    assert_eq!(code(&r), "START_FAILED", "{r}");
+    assert_eq!(
+        r["error"]["message"],
+        "START_FAILED: Herdr did not accept Agent start"
+    );
+    let calls = w.calls();
+    let launch = calls
+        .iter()
+        .position(|c| c.starts_with("agent start nokind --kind no-such-agent"))
+        .unwrap_or_else(|| panic!("no agent start: {calls:?}"));
+    assert!(calls[..launch].iter().any(|c| c.starts_with("tab create")));
+    assert!(
+        calls.last().unwrap().starts_with("tab close w1:t"),
+        "{calls:?}"
+    );
+    assert_eq!(tab_count(&w), 1, "the created tab is gone");
+
+    // The fake says it as real Herdr's CLI does: plain text on stderr, exit status 2.
+    let out = std::process::Command::new(common::fake_bin())
+        .args([
+            "agent",
+            "start",
+            "x",
+            "--kind",
+            "no-such-agent",
+            "--pane",
+            "w1:p1",
+            "--",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "unsupported interactive agent kind: no-such-agent\n"
+    );
+
+    // Beside the new agent: the split pane is closed again.
+    w.clear_log();
+    let r = start(
+        &dir,
+        json!({"name": "nokind", "kind": "no-such-agent", "args": [], "with": "anchor"}),
+    );
+    assert_eq!(code(&r), "START_FAILED", "{r}");
+    assert!(
+        w.calls().last().unwrap().starts_with("pane close"),
+        "{:?}",
+        w.calls()
+    );
+}
+
 #[test]
 fn hung_start_times_out_and_rolls_back() {
     let _g = serial();

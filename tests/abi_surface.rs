@@ -7,7 +7,7 @@ mod common;
 use std::ffi::{c_char, CStr};
 
 use common::{abi, serial, World};
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// SHA-256 of the authoritative Contract: the 731-byte text block of §3 of the Chinese
 /// specification (UTF-8, lines joined by `\n`, no trailing newline). Pinning the digest keeps the
@@ -144,6 +144,150 @@ fn dormant_then_active_surface() {
     assert!(a.active(s));
     a.end(s);
     assert!(!a.active(s));
+}
+
+/// PROTOCOL.md's §3 Contract, read from the file (not from the library).
+fn protocol_md_contract() -> String {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/PROTOCOL.md")).unwrap();
+    herdr_link::protocol::contract_block(&text).unwrap()
+}
+
+/// The activating call's response carries the Contract (the style's, byte-exact), so a host
+/// shows it with that result: the model's very next step sees the rules, whatever the host does
+/// with its system prompt. Every later activation call carries it again; no other call does.
+#[test]
+fn the_activation_result_carries_the_contract() {
+    let _g = serial();
+    let _w = World::standard();
+    let a = abi();
+    let contract = protocol_md_contract();
+    let call = |session: &str, style: &Value, tool: &str, input: Value| {
+        a.call_text(
+            &json!({"session": session, "tool": tool, "input": input, "style": style}).to_string(),
+        )
+    };
+    for style in [
+        json!("deferred"),
+        json!("gateway"),
+        json!("mcp"),
+        json!(null),
+    ] {
+        let s = format!("contract-{style}");
+        a.start(&s);
+        let r = call(&s, &style, "herdr_link", json!({}));
+        assert_eq!(r["ok"], true, "{style}: {r}");
+        assert_eq!(r["tools_changed"], true);
+        let carried = r["contract"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{style}: {r}"));
+        assert!(carried.starts_with(&contract), "{style}: {carried}");
+        match style.as_str() {
+            // The style's own Contract: what hl_presentation gives the active session.
+            Some(name) => assert_eq!(carried, a.present(&s, name)["contract"], "{style}"),
+            // A host that states no style gets the bare Contract.
+            None => assert_eq!(carried, contract),
+        }
+        if style == "deferred" {
+            assert_eq!(carried, contract, "Pi gets the Contract byte for byte");
+        }
+        // Activating again shows it again; any other call does not carry it.
+        let again = call(&s, &style, "herdr_link", json!({"action": "activate"}));
+        assert_eq!(again["tools_changed"], false);
+        assert_eq!(again["contract"], r["contract"], "{style}");
+        let peers = call(&s, &style, "herdr_link_peers", json!({}));
+        assert_eq!(peers["ok"], true, "{peers}");
+        assert!(peers.get("contract").is_none(), "{style}: {peers}");
+        let failed = call(
+            &s,
+            &style,
+            "herdr_link_send",
+            json!({"to": "ghost", "message": "x"}),
+        );
+        assert_eq!(failed["ok"], false);
+        assert!(failed.get("contract").is_none(), "{style}: {failed}");
+    }
+    // A direct Tier 1 call that activates is the activation: it carries the Contract, success
+    // or Link error.
+    let r = a.tool("contract-direct-ok", "herdr_link_peers", json!({}));
+    assert_eq!(
+        (r["ok"].clone(), r["contract"].as_str()),
+        (json!(true), Some(contract.as_str()))
+    );
+    let r = a.tool(
+        "contract-direct-err",
+        "herdr_link_send",
+        json!({"to": "ghost", "message": "x"}),
+    );
+    assert_eq!(r["error"]["code"], "PEER_NOT_FOUND");
+    assert_eq!(r["contract"].as_str(), Some(contract.as_str()));
+    // Nothing while dormant or on a refused request.
+    let bad = a.tool("contract-bad", "herdr_link", json!({"action": "fly"}));
+    assert!(bad.get("contract").is_none(), "{bad}");
+    assert!(!a.active("contract-bad"));
+}
+
+/// `hl_bash_guard_in_style`: the same verdicts, and a block reason in the host's own terms.
+#[test]
+fn the_guard_reason_names_what_the_style_has() {
+    let _g = serial();
+    let _w = World::standard();
+    let a = abi();
+    let s = "guard-style";
+    let wait = "herdr agent wait peer";
+    let prompt = "herdr agent prompt peer hi --wait";
+    a.start(s);
+    for style in [
+        Some("deferred"),
+        Some("gateway"),
+        Some("mcp"),
+        None,
+        Some("vim"),
+    ] {
+        assert_eq!(a.guard_in_style(s, prompt, style), (0, None), "dormant");
+    }
+    a.tool(s, "herdr_link", json!({}));
+    let reason = |style| {
+        let (v, r) = a.guard_in_style(s, prompt, style);
+        assert_eq!(v, 1, "{style:?}");
+        r.unwrap()
+    };
+    assert!(reason(Some("deferred")).contains("with the herdr_link_send tool"));
+    let gateway = reason(Some("gateway"));
+    assert!(!gateway.contains("herdr_link_send"), "{gateway}");
+    assert!(
+        gateway.contains("herdr_link tool with action \"send\""),
+        "{gateway}"
+    );
+    let either = a.guard(s, prompt).1.unwrap();
+    assert!(either.contains("herdr_link_send") && either.contains("action \"send\""));
+    for style in [Some("mcp"), None, Some("vim"), Some("")] {
+        assert_eq!(
+            reason(style),
+            either,
+            "{style:?}: the words of hl_bash_guard"
+        );
+    }
+    for style in [Some("deferred"), Some("gateway"), None] {
+        assert_eq!(
+            a.guard_in_style(s, wait, style),
+            a.guard(s, wait),
+            "{style:?}"
+        );
+        assert_eq!(a.guard_in_style(s, "ls", style), (0, None));
+    }
+    // NULL arguments are ordinary input.
+    let mut out: *mut std::ffi::c_char = std::ptr::null_mut();
+    // SAFETY: NULL strings are allowed; `out` is writable.
+    let v = unsafe {
+        (a.bash_guard_in_style)(
+            std::ptr::null(),
+            std::ptr::null(),
+            std::ptr::null(),
+            &mut out,
+        )
+    };
+    assert_eq!((v, out.is_null()), (0, true));
 }
 
 #[test]

@@ -571,3 +571,79 @@ fn a_direct_tier1_call_that_activates_carries_the_contract() {
     assert_eq!(blocks(&answer), [NOT_IN_HERDR.to_string()]);
     assert_eq!(o.eof().0.code(), Some(0));
 }
+
+/// The appendix names the tools in the host's actual form (§4.6): from the client name the host
+/// gives in `initialize`, or from `--host` / `--server-name` (what `herdr-link setup` writes),
+/// the flags winning; an unknown host gets words true in every host.
+#[test]
+fn the_appendix_names_the_tools_as_the_host_shows_them() {
+    use herdr_link::presentation::{mcp_contract, McpHost, McpNaming};
+    let naming = |host, server: &str| McpNaming {
+        host,
+        server: server.to_string(),
+    };
+    let w = World::new(WORLD);
+    let cases: [(&[&str], &str, McpNaming); 7] = [
+        (&[], "claude-code", naming(McpHost::Claude, "herdr_link")),
+        (
+            &[],
+            "codex-mcp-client",
+            naming(McpHost::Codex, "herdr_link"),
+        ),
+        (&[], "opencode", naming(McpHost::OpenCode, "herdr_link")),
+        (&[], "raw-test", naming(McpHost::Other, "herdr_link")),
+        (
+            &["--host", "opencode", "--server-name", "hl2"],
+            "raw-test",
+            naming(McpHost::OpenCode, "hl2"),
+        ),
+        (
+            &["--host", "codex"],
+            "claude-code",
+            naming(McpHost::Codex, "herdr_link"),
+        ),
+        (
+            &["--host=agy"],
+            "raw-test",
+            naming(McpHost::Agy, "herdr_link"),
+        ),
+    ];
+    for (args, client, expected) in cases {
+        let mut s = Server::start(&w.inside(), args, None);
+        s.handshake_as(client);
+        let contract = mcp_contract(&expected);
+        let answer = s.call(1, "herdr_link", json!({})).pop().unwrap();
+        assert_eq!(blocks(&answer)[1], contract, "{args:?} {client}");
+        let list = s.ask(2, "tools/list", json!({}));
+        let gw = list["result"]["tools"][0]["description"].as_str().unwrap();
+        assert!(gw.ends_with(&contract), "{args:?} {client}: {gw}");
+        assert_eq!(s.eof().0.code(), Some(0));
+        let text = blocks(&answer)[1].clone();
+        match expected.host {
+            McpHost::Claude => {
+                assert!(text.contains("herdr_link_send -> mcp__herdr_link__herdr_link_send"))
+            }
+            McpHost::OpenCode => {
+                assert!(text.contains(&format!(
+                    "herdr_link_send -> {}_herdr_link_send",
+                    expected.server
+                )));
+                assert!(!text.contains("mcp__"), "{text}");
+            }
+            McpHost::Codex => {
+                assert!(text.contains("namespace mcp__herdr_link"));
+                assert!(
+                    !text.contains("mcp__herdr_link__"),
+                    "Codex never shows prefixed names: {text}"
+                );
+            }
+            McpHost::Agy => assert!(text.contains("call_mcp_tool with ServerName \"herdr_link\"")),
+            McpHost::Other => assert!(!text.contains(" -> "), "{text}"),
+        }
+    }
+    // A bad flag is a usage error before anything is served.
+    for args in [&["--host", "vim"][..], &["--server-name", "a b"][..]] {
+        let s = Server::start(&w.inside(), args, None);
+        assert_eq!(s.eof().0.code(), Some(2), "{args:?}");
+    }
+}

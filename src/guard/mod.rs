@@ -48,11 +48,45 @@ pub enum Verdict {
     BlockEndTurn,
 }
 
-/// Model-facing reason for [`Verdict::Block`].
-const REASON_BLOCK: &str =
-    "Blocked by Herdr Link: `herdr agent prompt` with --wait (or --until/--timeout) \
-would hold your turn while another agent works. Send the message with the herdr_link_send tool \
-instead; it has no waiting variant, and the reply will reach you as an inbound Herdr Link message.";
+/// How the model that gets a block reason sends a Herdr Link message in its host: the words
+/// [`Verdict::reason_for`] uses, so the reason never names a tool the model does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendForm {
+    /// The host shows the `herdr_link_send` tool (deferred style: Pi).
+    Tool,
+    /// Only the gateway's `send` action exists (single-gateway style: OpenCode's plugin; Codex,
+    /// which never shows the Tier 1 tools).
+    GatewayAction,
+    /// Either may be what the model has (MCP hosts that show Tier 1 late or not at all, and
+    /// callers that do not say): the wording names both.
+    Either,
+}
+
+/// The reason for [`Verdict::Block`] with `$how`, the way to send in the model's host.
+macro_rules! block_reason {
+    ($how:literal) => {
+        concat!(
+            "Blocked by Herdr Link: `herdr agent prompt` with --wait (or --until/--timeout) \
+would hold your turn while another agent works. Send the message ",
+            $how,
+            " instead; it has no waiting variant, and the reply will reach you as an inbound \
+Herdr Link message."
+        )
+    };
+}
+
+/// Model-facing reason for [`Verdict::Block`] where the `herdr_link_send` tool exists.
+const REASON_BLOCK_TOOL: &str = block_reason!("with the herdr_link_send tool");
+
+/// Model-facing reason for [`Verdict::Block`] where only the gateway dispatches.
+const REASON_BLOCK_GATEWAY: &str =
+    block_reason!("through the herdr_link tool with action \"send\"");
+
+/// Model-facing reason for [`Verdict::Block`] true in every host.
+const REASON_BLOCK_EITHER: &str = block_reason!(
+    "with Herdr Link's send (the herdr_link_send tool, or the herdr_link tool with action \"send\" \
+where only that gateway is available)"
+);
 
 /// Model-facing reason for [`Verdict::BlockEndTurn`].
 const REASON_END_TURN: &str =
@@ -72,12 +106,21 @@ impl Verdict {
     }
 
     /// The model-facing reason for a blocking verdict (`None` for
-    /// [`Verdict::Allow`]). The texts are static and contain no ids.
+    /// [`Verdict::Allow`]), in words true in every host ([`SendForm::Either`]).
+    /// The texts are static and contain no ids.
     pub fn reason(self) -> Option<&'static str> {
-        match self {
-            Verdict::Allow => None,
-            Verdict::Block => Some(REASON_BLOCK),
-            Verdict::BlockEndTurn => Some(REASON_END_TURN),
+        self.reason_for(SendForm::Either)
+    }
+
+    /// The model-facing reason for a blocking verdict, naming the way to send
+    /// a message that the model's host has (`form`).
+    pub fn reason_for(self, form: SendForm) -> Option<&'static str> {
+        match (self, form) {
+            (Verdict::Allow, _) => None,
+            (Verdict::Block, SendForm::Tool) => Some(REASON_BLOCK_TOOL),
+            (Verdict::Block, SendForm::GatewayAction) => Some(REASON_BLOCK_GATEWAY),
+            (Verdict::Block, SendForm::Either) => Some(REASON_BLOCK_EITHER),
+            (Verdict::BlockEndTurn, _) => Some(REASON_END_TURN),
         }
     }
 
@@ -191,3 +234,37 @@ pub mod rules {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod reason_tests {
+    use super::{SendForm, Verdict};
+
+    #[test]
+    fn a_block_names_only_what_the_host_has() {
+        let tool = Verdict::Block.reason_for(SendForm::Tool).unwrap();
+        assert!(tool.contains("with the herdr_link_send tool"), "{tool}");
+        assert!(!tool.contains("action"), "{tool}");
+        // Only the gateway exists: never "the herdr_link_send tool".
+        let gateway = Verdict::Block.reason_for(SendForm::GatewayAction).unwrap();
+        assert!(!gateway.contains("herdr_link_send"), "{gateway}");
+        assert!(
+            gateway.contains("herdr_link tool with action \"send\""),
+            "{gateway}"
+        );
+        // Not knowing the host: both ways, and it is the default reason.
+        let either = Verdict::Block.reason_for(SendForm::Either).unwrap();
+        assert!(either.contains("herdr_link_send") && either.contains("action \"send\""));
+        assert_eq!(Verdict::Block.reason(), Some(either));
+        for form in [SendForm::Tool, SendForm::GatewayAction, SendForm::Either] {
+            let block = Verdict::Block.reason_for(form).unwrap();
+            assert!(block.starts_with("Blocked by Herdr Link: `herdr agent prompt`"));
+            assert!(block.ends_with("inbound Herdr Link message."), "{block}");
+            assert!(!block.contains("  "), "{block}");
+            assert_eq!(
+                Verdict::BlockEndTurn.reason_for(form),
+                Verdict::BlockEndTurn.reason()
+            );
+            assert_eq!(Verdict::Allow.reason_for(form), None);
+        }
+    }
+}

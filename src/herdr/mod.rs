@@ -37,6 +37,11 @@ pub enum CliFailure {
     /// The kernel refused the call's argv as too long (`E2BIG`): Herdr was never reached and
     /// is not at fault, so the operation's own code applies (never NOT_IN_HERDR).
     ArgsTooLong(String),
+    /// Herdr's CLI ran and refused the command line itself: a usage or validation error, as
+    /// plain text on stderr with exit status 2 (for example `unsupported interactive agent
+    /// kind: X` from `agent start`). Herdr is there and said no, so the operation's own code
+    /// applies (never NOT_IN_HERDR).
+    Refused(String),
     /// Herdr answered with a structured error.
     Rejected {
         /// Herdr's error code (e.g. `agent_not_found`).
@@ -55,15 +60,17 @@ impl CliFailure {
     /// The internal detail for logs.
     pub fn detail(&self) -> String {
         match self {
-            CliFailure::Transport(d) | CliFailure::ArgsTooLong(d) => d.clone(),
+            CliFailure::Transport(d) | CliFailure::ArgsTooLong(d) | CliFailure::Refused(d) => {
+                d.clone()
+            }
             CliFailure::Rejected { code, message } if message.is_empty() => code.clone(),
             CliFailure::Rejected { code, message } => format!("{code}: {message}"),
         }
     }
 
     /// The common classification: transport failures and `not_in_herdr` are NOT_IN_HERDR,
-    /// `agent_not_found` is PEER_NOT_FOUND, anything else (an argv too long for the kernel
-    /// included) gets the operation's `fallback` code.
+    /// `agent_not_found` is PEER_NOT_FOUND, anything else (an argv too long for the kernel and
+    /// a command line Herdr's CLI refused included) gets the operation's `fallback` code.
     pub fn classify(self, fallback: impl FnOnce(String) -> LinkError) -> LinkError {
         match &self {
             CliFailure::Transport(_) => LinkError::NotInHerdr(self.detail()),
@@ -250,10 +257,17 @@ fn interpret(f: process::Finished, args: &[&str]) -> Result<Value, CliFailure> {
     };
     let stderr = String::from_utf8_lossy(&f.stderr);
     let stderr: String = stderr.trim().chars().take(300).collect();
-    Err(CliFailure::Transport(format!(
-        "herdr {what} failed with {status}: {stderr}"
-    )))
+    let detail = format!("herdr {what} failed with {status}: {stderr}");
+    if f.exit == Exit::Code(USAGE_EXIT) && !stderr.is_empty() {
+        return Err(CliFailure::Refused(detail));
+    }
+    Err(CliFailure::Transport(detail))
 }
+
+/// The exit status of Herdr's CLI for a command line it refuses (usage and argument
+/// validation errors, plain text on stderr). Its other failures exit 1: a server error as JSON
+/// (handled above), or an io failure as an `Error: …` line, which is a transport failure.
+const USAGE_EXIT: i32 = 2;
 
 fn parse_error(bytes: &[u8]) -> Option<CliFailure> {
     let value: Value = serde_json::from_slice(bytes).ok()?;
@@ -333,8 +347,20 @@ mod tests {
             interpret(fin(1, "", "Error: Custom { kind: Other }"), ARGS),
             Err(CliFailure::Transport(_))
         ));
+        // A command line Herdr's CLI refused (exit 2, plain text) is not a transport failure.
+        for text in [
+            "usage: herdr agent get <target>",
+            "unsupported interactive agent kind: no-such-agent\n",
+            "missing value for --cwd",
+            "error: invalid session name",
+        ] {
+            let e = interpret(fin(2, "", text), ARGS).unwrap_err();
+            assert!(matches!(e, CliFailure::Refused(_)), "{text}: {e:?}");
+            assert!(e.detail().contains(text.trim()), "{e:?}");
+        }
+        // Exit 2 with nothing said, or an io failure (exit 1), stays a transport failure.
         assert!(matches!(
-            interpret(fin(2, "", "usage: herdr agent get <target>"), ARGS),
+            interpret(fin(2, "", "  \n"), ARGS),
             Err(CliFailure::Transport(_))
         ));
         // empty code is not structured
@@ -363,6 +389,19 @@ mod tests {
             message: "m".into(),
         };
         assert_eq!(o.classify(LinkError::SendFailed).code(), "SEND_FAILED");
+        let refused = || CliFailure::Refused("unsupported interactive agent kind: x".into());
+        assert_eq!(
+            refused().classify(LinkError::StartFailed).code(),
+            "START_FAILED"
+        );
+        assert_eq!(
+            refused().classify(LinkError::SendFailed).code(),
+            "SEND_FAILED"
+        );
+        assert_eq!(
+            refused().classify(LinkError::CloseFailed).code(),
+            "CLOSE_FAILED"
+        );
         let long = || CliFailure::ArgsTooLong("herdr agent prompt: argument list too long".into());
         assert_eq!(long().classify(LinkError::SendFailed).code(), "SEND_FAILED");
         assert_eq!(

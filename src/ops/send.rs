@@ -6,10 +6,11 @@ use crate::error::LinkError;
 use crate::herdr::Herdr;
 use crate::identity::{same_workspace, self_context, target_context};
 use crate::limits::{chars_over, MAX_ARG_STRLEN, MAX_MESSAGE_CHARS};
-use crate::protocol::Envelope;
+use crate::protocol::{check_message, is_valid_agent_name, Envelope};
 
-/// Sends `message` to `to`: the size limit first (no Herdr call for a message that could not
-/// travel), then fresh self and target records, the same-workspace guard, and one
+/// Sends `message` to `to`: the input first (size limit, blank or NUL message, recipient name
+/// rule), so no Herdr call (not even the self-identity bootstrap's rename) happens for a send
+/// that could not travel; then fresh self and target records, the same-workspace guard, and one
 /// `agent prompt <to> <wrapper>`. "sent" means Herdr accepted delivery, nothing more.
 pub fn send(herdr: &Herdr, pane: &str, to: &str, message: &str) -> Result<Value, LinkError> {
     if chars_over(message, MAX_MESSAGE_CHARS) {
@@ -17,6 +18,12 @@ pub fn send(herdr: &Herdr, pane: &str, to: &str, message: &str) -> Result<Value,
             "message is longer than the limit of {MAX_MESSAGE_CHARS} characters ({} bytes given); nothing was sent",
             message.len()
         )));
+    }
+    check_message(message)?;
+    if !is_valid_agent_name(to) {
+        return Err(LinkError::PeerNotFound(
+            "target agent is not a live peer".into(),
+        ));
     }
     let me = self_context(herdr, pane)?;
     let target = target_context(herdr, to)?;

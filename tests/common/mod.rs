@@ -17,6 +17,8 @@ type SessionFn = unsafe extern "C" fn(*const c_char);
 type JsonFn = unsafe extern "C" fn(*const c_char) -> *mut c_char;
 type ActiveFn = unsafe extern "C" fn(*const c_char) -> i32;
 type GuardFn = unsafe extern "C" fn(*const c_char, *const c_char, *mut *mut c_char) -> i32;
+type StyledGuardFn =
+    unsafe extern "C" fn(*const c_char, *const c_char, *const c_char, *mut *mut c_char) -> i32;
 type FreeFn = unsafe extern "C" fn(*mut c_char);
 type VersionFn = extern "C" fn() -> *const c_char;
 
@@ -37,6 +39,7 @@ pub struct Abi {
     pub tool_call: JsonFn,
     pub is_active: ActiveFn,
     pub bash_guard: GuardFn,
+    pub bash_guard_in_style: StyledGuardFn,
     pub presentation: JsonFn,
     pub free: FreeFn,
     pub version: VersionFn,
@@ -64,6 +67,7 @@ pub fn abi() -> &'static Abi {
                 tool_call: *lib.get(b"hl_tool_call").unwrap(),
                 is_active: *lib.get(b"hl_is_active").unwrap(),
                 bash_guard: *lib.get(b"hl_bash_guard").unwrap(),
+                bash_guard_in_style: *lib.get(b"hl_bash_guard_in_style").unwrap(),
                 presentation: *lib.get(b"hl_presentation").unwrap(),
                 free: *lib.get(b"hl_free").unwrap(),
                 version: *lib.get(b"hl_version").unwrap(),
@@ -124,6 +128,34 @@ impl Abi {
         let mut reason: *mut c_char = std::ptr::null_mut();
         // SAFETY: valid C strings and a writable out pointer.
         let verdict = unsafe { (self.bash_guard)(s.as_ptr(), c.as_ptr(), &mut reason) };
+        let text = (!reason.is_null()).then(|| {
+            // SAFETY: returned by the library; freed right after.
+            let t = unsafe { CStr::from_ptr(reason) }
+                .to_str()
+                .unwrap()
+                .to_string();
+            unsafe { (self.free)(reason) };
+            t
+        });
+        (verdict, text)
+    }
+
+    /// `hl_bash_guard_in_style` (`style` NULL when `None`), returning the verdict and the
+    /// reason (freed).
+    pub fn guard_in_style(
+        &self,
+        session: &str,
+        command: &str,
+        style: Option<&str>,
+    ) -> (i32, Option<String>) {
+        let s = cstr(session);
+        let c = cstr(command);
+        let y = style.map(cstr);
+        let y_ptr = y.as_ref().map_or(std::ptr::null(), |y| y.as_ptr());
+        let mut reason: *mut c_char = std::ptr::null_mut();
+        // SAFETY: valid C strings (or NULL style) and a writable out pointer.
+        let verdict =
+            unsafe { (self.bash_guard_in_style)(s.as_ptr(), c.as_ptr(), y_ptr, &mut reason) };
         let text = (!reason.is_null()).then(|| {
             // SAFETY: returned by the library; freed right after.
             let t = unsafe { CStr::from_ptr(reason) }

@@ -246,11 +246,16 @@ impl Server {
 
     /// `initialize` plus `notifications/initialized`; returns the initialize result.
     pub fn handshake(&mut self) -> Value {
+        self.handshake_as("raw-test")
+    }
+
+    /// [`Self::handshake`] with `client` as the client name (`clientInfo.name`).
+    pub fn handshake_as(&mut self, client: &str) -> Value {
         let r = self.ask(
             0,
             "initialize",
             json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "raw-test", "version": "0"}}),
+                   "clientInfo": {"name": client, "version": "0"}}),
         );
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         r["result"].clone()

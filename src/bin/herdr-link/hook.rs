@@ -39,6 +39,16 @@ impl Host {
         }
     }
 
+    /// How the model sends a message in this host, for the block reason: Codex never shows
+    /// the Tier 1 tools, so only the gateway's `send` action exists there; Claude Code and
+    /// OpenCode's MCP route show `herdr_link_send` a turn late, so the reason names both.
+    fn send_form(self) -> guard::SendForm {
+        match self {
+            Host::Codex => guard::SendForm::GatewayAction,
+            Host::Claude | Host::OpenCode => guard::SendForm::Either,
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Host::Claude => "claude",
@@ -117,7 +127,7 @@ pub fn decide(
         Err((why, session)) => return Decision::allow(Some(why), session),
     };
     let verdict = guard::judge(&command);
-    let Some(reason) = verdict.reason() else {
+    let Some(reason) = verdict.reason_for(host.send_form()) else {
         return Decision::allow(None, session);
     };
     match lookup() {
@@ -215,7 +225,14 @@ mod tests {
         let d = decide(Host::Claude, WAIT.as_bytes(), active(None));
         assert_eq!(d.block, Verdict::BlockEndTurn.reason());
         assert_eq!(d.log.unwrap().0, "block_end_turn");
+        // Codex has only the gateway's send action: the reason never names herdr_link_send.
         let d = decide(Host::Codex, PROMPT.as_bytes(), active(None));
+        assert_eq!(
+            d.block,
+            Verdict::Block.reason_for(guard::SendForm::GatewayAction)
+        );
+        assert!(!d.block.unwrap().contains("herdr_link_send"));
+        let d = decide(Host::Claude, PROMPT.as_bytes(), active(None));
         assert_eq!(d.block, Verdict::Block.reason());
         let d = decide(Host::Claude, WAIT.as_bytes(), || Ok(Lookup::Dormant));
         assert_eq!(d.block, None);

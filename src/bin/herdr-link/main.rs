@@ -13,7 +13,8 @@ mod transport;
 use std::path::PathBuf;
 
 const USAGE: &str = "usage:
-  herdr-link mcp [--context-dir DIR]   serve MCP over stdio (start's config is read under DIR,
+  herdr-link mcp [--context-dir DIR] [--host HOST] [--server-name NAME]
+                                       serve MCP over stdio (start's config is read under DIR,
                                        default: the current directory)
   herdr-link guard --host HOST         pre-tool hook (HOST: claude, codex or opencode): reads the
                                        hook JSON on stdin; exit 2 + reason on stderr blocks a
@@ -25,14 +26,18 @@ const USAGE: &str = "usage:
   herdr-link --version | --help
   herdr-link <command> --help          that command's usage";
 
-const MCP_HELP: &str = "usage: herdr-link mcp [--context-dir DIR]
+const MCP_HELP: &str =
+    "usage: herdr-link mcp [--context-dir DIR] [--host HOST] [--server-name NAME]
 
 Serves Herdr Link over MCP on stdin/stdout (one JSON-RPC message per line) for Claude Code,
 Codex, AGY and OpenCode's MCP route. Register it under the name herdr_link (`herdr-link setup
 <host>` writes that registration). See docs/mcp.md.
 
-  --context-dir DIR   where herdr_link_start reads .agents/agent_config.json
-                      (default: the current directory)
+  --context-dir DIR    where herdr_link_start reads .agents/agent_config.json
+                       (default: the current directory)
+  --host HOST          claude, codex, opencode or agy: the host whose tool names the Contract's
+                       appendix gives (default: from the client name in `initialize`)
+  --server-name NAME   the name the server is registered under in the host (default herdr_link)
 
 Reads HERDR_ENV, HERDR_BIN_PATH and HERDR_PANE_ID, which Herdr sets in its panes; without them
 the server lists no tools. HERDR_LINK_LOG names the operator log.";
@@ -72,6 +77,8 @@ fn command_help(command: &str) -> Option<&'static str> {
 enum Command {
     Mcp {
         context_dir: Option<PathBuf>,
+        host: Option<herdr_link::presentation::McpHost>,
+        server_name: Option<String>,
     },
     Doctor {
         pane: Option<String>,
@@ -107,9 +114,7 @@ fn parse(args: &[String]) -> Result<Command, String> {
         }
     };
     match first.as_str() {
-        "mcp" => Ok(Command::Mcp {
-            context_dir: option("--context-dir")?.map(PathBuf::from),
-        }),
+        "mcp" => parse_mcp(rest),
         "doctor" => Ok(Command::Doctor {
             pane: option("--pane")?,
         }),
@@ -124,6 +129,51 @@ fn parse(args: &[String]) -> Result<Command, String> {
         "--help" | "-h" | "help" if rest.is_empty() => Ok(Command::Help),
         other => Err(format!("unknown command: {other}")),
     }
+}
+
+/// `mcp [--context-dir DIR] [--host HOST] [--server-name NAME]`, each at most once, as
+/// `--flag value` or `--flag=value`.
+fn parse_mcp(rest: &[String]) -> Result<Command, String> {
+    use herdr_link::presentation::{McpHost, McpNaming};
+    const FLAGS: [&str; 3] = ["--context-dir", "--host", "--server-name"];
+    let mut values: [Option<String>; 3] = Default::default();
+    let mut it = rest.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) => (f, Some(v.to_string())),
+            None => (arg.as_str(), None),
+        };
+        let Some(i) = FLAGS.iter().position(|f| *f == flag) else {
+            return Err(format!("unexpected argument: {arg}"));
+        };
+        let value = match inline {
+            Some(v) => v,
+            None => it.next().cloned().ok_or(format!("{flag} needs a value"))?,
+        };
+        if values[i].replace(value).is_some() {
+            return Err(format!("{flag} given twice"));
+        }
+    }
+    let [context_dir, host, server_name] = values;
+    let host =
+        match host {
+            None => None,
+            Some(h) => Some(McpHost::parse(&h).ok_or_else(|| {
+                format!("unknown --host {h:?}: use claude, codex, opencode or agy")
+            })?),
+        };
+    if let Some(name) = &server_name {
+        if !McpNaming::server_name_ok(name) {
+            return Err(format!(
+                "--server-name {name:?}: use 1 to 64 letters, digits, _ or -"
+            ));
+        }
+    }
+    Ok(Command::Mcp {
+        context_dir: context_dir.map(PathBuf::from),
+        host,
+        server_name,
+    })
 }
 
 /// The context directory: `--context-dir` (relative to the working directory), else the
@@ -150,8 +200,12 @@ fn context_dir(arg: Option<PathBuf>) -> Result<PathBuf, String> {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match parse(&args) {
-        Ok(Command::Mcp { context_dir: arg }) => match context_dir(arg) {
-            Ok(dir) => mcp::run(dir),
+        Ok(Command::Mcp {
+            context_dir: arg,
+            host,
+            server_name,
+        }) => match context_dir(arg) {
+            Ok(dir) => mcp::run(dir, host, server_name),
             Err(e) => {
                 eprintln!("herdr-link: {e}");
                 2
@@ -200,21 +254,33 @@ mod tests {
 
     #[test]
     fn parses_commands() {
-        assert_eq!(p(&["mcp"]), Ok(Command::Mcp { context_dir: None }));
+        use herdr_link::presentation::McpHost;
+        let mcp = |dir: Option<&str>, host, name: Option<&str>| {
+            Ok(Command::Mcp {
+                context_dir: dir.map(PathBuf::from),
+                host,
+                server_name: name.map(str::to_string),
+            })
+        };
+        assert_eq!(p(&["mcp"]), mcp(None, None, None));
         assert_eq!(
             p(&["mcp", "--context-dir", "/x"]),
-            Ok(Command::Mcp {
-                context_dir: Some("/x".into())
-            })
+            mcp(Some("/x"), None, None)
+        );
+        assert_eq!(p(&["mcp", "--context-dir=/y"]), mcp(Some("/y"), None, None));
+        assert_eq!(
+            p(&["mcp", "--host", "codex", "--context-dir", "/x"]),
+            mcp(Some("/x"), Some(McpHost::Codex), None)
         );
         assert_eq!(
-            p(&["mcp", "--context-dir=/y"]),
-            Ok(Command::Mcp {
-                context_dir: Some("/y".into())
-            })
+            p(&["mcp", "--server-name=link2", "--host=agy"]),
+            mcp(None, Some(McpHost::Agy), Some("link2"))
         );
         assert!(p(&["mcp", "--context-dir"]).is_err());
         assert!(p(&["mcp", "--bogus"]).is_err());
+        assert!(p(&["mcp", "--host", "vim"]).is_err());
+        assert!(p(&["mcp", "--host", "claude", "--host", "codex"]).is_err());
+        assert!(p(&["mcp", "--server-name", "a b"]).is_err());
         assert_eq!(p(&["doctor"]), Ok(Command::Doctor { pane: None }));
         assert_eq!(
             p(&["doctor", "--pane", "w1:p2"]),

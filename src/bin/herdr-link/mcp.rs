@@ -8,14 +8,16 @@
 //!
 //! On activation the server also records it for the `herdr-link guard` hook of the same host
 //! session ([`crate::activation`]), before the activating call's result is returned, and that
-//! result carries the Contract with the MCP appendix as a second text block.
+//! result carries the Contract with the MCP appendix as a second text block. The appendix names
+//! the tools as the host shows them: the host comes from `--host` (which `herdr-link setup`
+//! writes) or else from the client name in `initialize`; the registration name from
+//! `--server-name` (default `herdr_link`).
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use herdr_link::presentation::{self, Style, View};
-use herdr_link::protocol::GATEWAY;
+use herdr_link::presentation::{self, McpHost, McpNaming, Style, View};
 use herdr_link::tools::{self, CallError};
 use herdr_link::{env, identity, oplog, session};
 use rmcp::model::{
@@ -46,16 +48,39 @@ pub struct LinkServer {
     /// The activation shared with the guard hook; set on activation (`None` inside: sharing
     /// failed, see the operator log).
     shared: Arc<OnceLock<Option<Shared>>>,
+    /// The host named on the command line (`None`: from `initialize`'s client name).
+    host: Option<McpHost>,
+    /// The registration name in the host.
+    server_name: Arc<String>,
 }
 
 impl LinkServer {
     /// A server whose `herdr_link_start` reads `.agents/agent_config.json` under
-    /// `context_dir`.
-    pub fn new(context_dir: PathBuf) -> Self {
+    /// `context_dir`, for `host` (or the host the client names) where it is registered as
+    /// `server_name` (default `herdr_link`).
+    pub fn new(context_dir: PathBuf, host: Option<McpHost>, server_name: Option<String>) -> Self {
         LinkServer {
             context_dir: Arc::new(context_dir),
             calls: Arc::new(tokio::sync::Mutex::new(())),
             shared: Arc::new(OnceLock::new()),
+            host,
+            server_name: Arc::new(
+                server_name.unwrap_or_else(|| presentation::MCP_SERVER_NAME.to_string()),
+            ),
+        }
+    }
+
+    /// How this connection's host names the tools: the `--host` flag, else the client name
+    /// the host gave in `initialize`, else an unknown host.
+    fn naming(&self, context: &RequestContext<RoleServer>) -> McpNaming {
+        let host = self.host.unwrap_or_else(|| {
+            context.peer.peer_info().map_or(McpHost::Other, |i| {
+                McpHost::from_client_name(&i.client_info.name)
+            })
+        });
+        McpNaming {
+            host,
+            server: self.server_name.as_ref().clone(),
         }
     }
 
@@ -90,22 +115,6 @@ impl LinkServer {
     }
 }
 
-/// Whether a gateway input is the activation call (`{}` or `{"action":"activate"}`).
-fn is_activation(name: &str, input: &serde_json::Map<String, serde_json::Value>) -> bool {
-    name == GATEWAY
-        && match input.get("action") {
-            None => true,
-            Some(serde_json::Value::String(a)) => a == "activate",
-            Some(_) => false,
-        }
-}
-
-/// The second text block of the call that activated the session, and of every later
-/// activation call: the Contract (byte-exact) followed by the MCP appendix.
-pub fn contract_block() -> Option<String> {
-    presentation::contract(Style::Mcp, View::Active)
-}
-
 /// The view `tools/list` presents right now.
 pub fn current_view() -> View {
     if env::gate().is_none() {
@@ -117,9 +126,9 @@ pub fn current_view() -> View {
     }
 }
 
-/// The MCP tool definitions for `view`.
-pub fn tool_list(view: View) -> Vec<Tool> {
-    presentation::tools(Style::Mcp, view, false)
+/// The MCP tool definitions for `view`, named for the host as `naming` says.
+pub fn tool_list(view: View, naming: &McpNaming) -> Vec<Tool> {
+    presentation::mcp_tools(view, naming)
         .into_iter()
         .map(|t| {
             let schema = match t.input_schema {
@@ -164,9 +173,12 @@ impl ServerHandler for LinkServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tool_list(current_view())))
+        Ok(ListToolsResult::with_all_items(tool_list(
+            current_view(),
+            &self.naming(&context),
+        )))
     }
 
     async fn call_tool(
@@ -176,13 +188,13 @@ impl ServerHandler for LinkServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.into_owned();
         let input = request.arguments.unwrap_or_default();
-        let activation = is_activation(&name, &input);
         let dir = self.context_dir.clone();
         let _turn = self.calls.lock().await;
-        let outcome =
-            tokio::task::spawn_blocking(move || tools::call(SESSION, &name, input, Some(&dir)))
-                .await
-                .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
+        let outcome = tokio::task::spawn_blocking(move || {
+            tools::call_in_style(Some(Style::Mcp), SESSION, &name, input, Some(&dir))
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
         if outcome.active && self.shared.get().is_none() {
             // Before the result goes out, so the model's next Bash call already sees it.
             let me = self.clone();
@@ -192,13 +204,13 @@ impl ServerHandler for LinkServer {
             // Written and flushed before this returns, so the host sees it before the response.
             let _ = context.peer.notify_tool_list_changed().await;
         }
-        // The call that activated the session (gateway or a direct Tier 1 call, success or
-        // Link error) and every activation call carry the Contract.
-        let contract = if outcome.tools_changed || (activation && outcome.active) {
-            contract_block()
-        } else {
-            None
-        };
+        // The core decides which calls carry the Contract (the call that activated the
+        // session, success or Link error, and every activation call); the text names the tools
+        // as this host shows them.
+        let contract = outcome
+            .contract
+            .is_some()
+            .then(|| presentation::mcp_contract(&self.naming(&context)));
         match outcome.result {
             Ok(value) => Ok(text_result(value.to_string(), contract, false).into()),
             Err(e @ CallError::Link(_)) => Ok(text_result(e.message(), contract, true).into()),
@@ -210,7 +222,7 @@ impl ServerHandler for LinkServer {
 }
 
 /// Serves MCP on stdin/stdout until EOF; returns the process exit code.
-pub fn run(context_dir: PathBuf) -> i32 {
+pub fn run(context_dir: PathBuf, host: Option<McpHost>, server_name: Option<String>) -> i32 {
     crate::doctor::mcp_startup_hint();
     let bootstrap = identity::bootstrap_in_background(SESSION);
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -230,7 +242,7 @@ pub fn run(context_dir: PathBuf) -> i32 {
         // limit); wait for them so their answers are written.
         let drain = env::start_timeout() + Duration::from_secs(5);
         let transport = LineTransport::new(reader, writer, drain);
-        let server = LinkServer::new(context_dir);
+        let server = LinkServer::new(context_dir, host, server_name);
         let handle = server.clone();
         let code = match server.serve(transport).await {
             Ok(running) => match running.waiting().await {
