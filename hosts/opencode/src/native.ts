@@ -20,8 +20,9 @@ export interface HerdrLinkLibrary {
   presentation(requestJson: string): string
   /** hl_tool_call; off the JS thread where the backend allows it (koffi). */
   toolCall(requestJson: string): Promise<string>
-  /** hl_bash_guard: 0 allow, 1 block, 2 block and end the turn, with the library's reason. */
-  bashGuard(session: string, command: string): GuardVerdict
+  /** hl_bash_guard_in_style: 0 allow, 1 block, 2 block and end the turn, with the library's
+   * reason in the words of `style`. */
+  bashGuard(session: string, command: string, style: string): GuardVerdict
   version(): string
 }
 
@@ -125,7 +126,7 @@ async function openWithKoffi(path: string): Promise<HerdrLinkLibrary> {
   const hlToolCall = lib.func("hl_tool_call", OwnedStr, ["str"])
   const hlVersion = lib.func("hl_version", "str", [])
   const hlBashGuard = lib.func(
-    "int32_t hl_bash_guard(const char *session, const char *command, _Out_ void **reason_out)",
+    "int32_t hl_bash_guard_in_style(const char *session, const char *command, const char *style, _Out_ void **reason_out)",
   ) as KoffiFn
   return {
     path,
@@ -147,9 +148,9 @@ async function openWithKoffi(path: string): Promise<HerdrLinkLibrary> {
           }
         })
       }),
-    bashGuard: (session, command) => {
+    bashGuard: (session, command, style) => {
       const out: unknown[] = [null]
-      const code = hlBashGuard(session, command, out) as number
+      const code = hlBashGuard(session, command, style, out) as number
       const ptr = out[0]
       if (!ptr) return { code, reason: null }
       try {
@@ -184,7 +185,7 @@ async function openWithBun(path: string): Promise<HerdrLinkLibrary> {
     hl_tool_call: { args: ["ptr"], returns: "ptr" },
     hl_free: { args: ["ptr"], returns: "void" },
     hl_version: { args: [], returns: "ptr" },
-    hl_bash_guard: { args: ["ptr", "ptr", "ptr"], returns: "i32" },
+    hl_bash_guard_in_style: { args: ["ptr", "ptr", "ptr", "ptr"], returns: "i32" },
   })
   const cstr = (s: string) => Buffer.from(s + "\0", "utf8")
   const take = (ptr: unknown, what: string): string => {
@@ -204,12 +205,12 @@ async function openWithBun(path: string): Promise<HerdrLinkLibrary> {
     presentation: (req) => take(symbols.hl_presentation(cstr(req)), "hl_presentation"),
     // bun:ffi calls are synchronous; the library call runs on the JS thread.
     toolCall: async (req) => take(symbols.hl_tool_call(cstr(req)), "hl_tool_call"),
-    bashGuard: (session, command) => {
+    bashGuard: (session, command, style) => {
       // One pointer-sized out slot; the library stores the reason there (or NULL).
       const out = new BigUint64Array(1)
-      const code = symbols.hl_bash_guard(cstr(session), cstr(command), out) as number
+      const code = symbols.hl_bash_guard_in_style(cstr(session), cstr(command), cstr(style), out) as number
       const ptr = Number(out[0])
-      return { code, reason: ptr ? take(ptr, "hl_bash_guard") : null }
+      return { code, reason: ptr ? take(ptr, "hl_bash_guard_in_style") : null }
     },
     version: () => {
       const ptr = symbols.hl_version()

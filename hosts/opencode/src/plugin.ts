@@ -7,8 +7,11 @@
 // forwarded to hl_tool_call with the OpenCode session id as the session key;
 // activation, dispatch, validation and the Contract all live in the library.
 // The glue adds the library's Contract text to the system prompt of active
-// sessions through `experimental.chat.system.transform`, and runs the library's
-// Bash guard (hl_bash_guard) on every `bash` call in `tool.execute.before`.
+// sessions through `experimental.chat.system.transform`, which OpenCode runs
+// before every model request, so the step right after the activating call
+// already has it; the activation result itself therefore does not repeat it.
+// It runs the library's Bash guard (hl_bash_guard_in_style, style "gateway")
+// on every `bash` call in `tool.execute.before`.
 
 import { tool, type Hooks, type Plugin } from "@opencode-ai/plugin"
 import { loadLibrary, type HerdrLinkLibrary } from "./native.js"
@@ -137,7 +140,8 @@ export const HerdrLinkPlugin: Plugin = async () => {
       if (!sessionID || !known.has(sessionID)) return
       const command = (output?.args as { command?: unknown } | undefined)?.command
       if (typeof command !== "string") return
-      const verdict = lib.bashGuard(sessionKey(sessionID), command)
+      // Style "gateway": the reason names the gateway's send action, the only way to send here.
+      const verdict = lib.bashGuard(sessionKey(sessionID), command, STYLE)
       if (verdict.code !== 0) {
         throw new Error(verdict.reason ?? `herdr-link: hl_bash_guard returned ${verdict.code}`)
       }

@@ -37,15 +37,16 @@ export function activeGatewayContract() {
 }
 
 const bashGuardFn = lib.func(
-  "int32_t hl_bash_guard(const char *session, const char *command, _Out_ void **reason_out)",
+  "int32_t hl_bash_guard_in_style(const char *session, const char *command, const char *style, _Out_ void **reason_out)",
 )
-/** What the library's guard answers for `command` in an active session of the test's own. */
-export function guardActive(command) {
+/** What the library's guard answers for `command` in an active session of the test's own, in
+ * the words of `style` (default "gateway", the plugin's). */
+export function guardActive(command, style = "gateway") {
   const session = directSession()
   const res = toolCall({ session, tool: "herdr_link", input: {} })
   if (!res.ok) throw new Error(`direct activation failed: ${JSON.stringify(res)}`)
   const out = [null]
-  const code = bashGuardFn(session, command, out)
+  const code = bashGuardFn(session, command, style, out)
   let reason = null
   if (out[0]) {
     reason = koffi.decode(out[0], "char", -1)

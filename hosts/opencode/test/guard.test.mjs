@@ -43,7 +43,9 @@ test("after activation a wait is blocked with the library's reasons; other calls
   const lib1 = guardActive(PROMPT_WAIT)
   assert.equal(lib1.code, 1)
   assert.equal(prompt.message, lib1.reason)
-  assert.match(prompt.message, /herdr_link_send/)
+  // Only the gateway exists here: the reason names its send action, never herdr_link_send.
+  assert.match(prompt.message, /herdr_link tool with action "send"/)
+  assert.doesNotMatch(prompt.message, /herdr_link_send/)
 
   // Ordinary commands, mentions, other tools and malformed args run.
   assert.equal(await before(hooks, "bash", "ses-a", { command: "ls -la" }), null)

@@ -80,7 +80,7 @@ test("the MCP-route guard plugin shares the server's activation", async () => {
     const r = await server.request("tools/call", { name: "herdr_link", arguments: {} })
     assert.match(r.result.content[0].text, /"status":"active"/)
     assert.equal(await before(hooks, WAIT), guardActive(WAIT).reason)
-    assert.equal(await before(hooks, PROMPT_WAIT), guardActive(PROMPT_WAIT).reason)
+    assert.equal(await before(hooks, PROMPT_WAIT), guardActive(PROMPT_WAIT, "mcp").reason)
     assert.equal(await before(hooks, "ls -la"), null)
     assert.equal(await before(hooks, WAIT, "read"), null)
 

@@ -1,9 +1,11 @@
 // Herdr Link for Pi: maps Pi's extension API onto the herdr-link C ABI.
 //
 // Everything the model sees (tool names, descriptions, schemas, the Contract) and every protocol
-// decision (activation, the Bash guard, errors) comes from the library. This file only decides
-// where in Pi each piece goes ("deferred" presentation: every tool registered, the Tier 1 tools
-// kept out of the active set until the session is active).
+// decision (activation, the Bash guard, errors, which results carry the Contract) comes from the
+// library. This file only decides where in Pi each piece goes ("deferred" presentation: every
+// tool registered, the Tier 1 tools kept out of the active set until the session is active; the
+// Contract as its own text block of the result that carries it, and in the system prompt from
+// the next user prompt on).
 
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { loadHerdrLink, type HerdrLink, type PresentedTool } from "./native.ts";
@@ -72,7 +74,7 @@ export default function herdrLink(pi: ExtensionAPI): void {
     if (event.toolName !== "bash") return undefined;
     const command = (event.input as { command?: unknown }).command;
     if (typeof command !== "string") return undefined;
-    const verdict = link.bashGuard(sessionKey(ctx), command);
+    const verdict = link.bashGuard(sessionKey(ctx), command, STYLE);
     if (verdict.code === 0) return undefined;
     const reason = verdict.reason ?? undefined;
     return verdict.code === 2 ? { block: true, reason, terminate: true } : { block: true, reason };
@@ -111,11 +113,16 @@ function registerTool(
         const added = visibleNames(session).filter((name) => !present.has(name));
         if (added.length > 0) pi.setActiveTools([...active, ...added]);
       }
+      // The activating call's result carries the Contract: the model sees the rules in the very
+      // next step of this turn (Pi's system prompt changes only at the next user prompt).
+      const contract = typeof response.contract === "string" ? response.contract : undefined;
       if (!response.ok) {
-        throw new Error(response.error?.message ?? "INVALID_RESPONSE: herdr-link gave no error text");
+        const message = response.error?.message ?? "INVALID_RESPONSE: herdr-link gave no error text";
+        throw new Error(contract === undefined ? message : `${message}\n\n${contract}`);
       }
+      const text = (value: string) => ({ type: "text" as const, text: value });
       return {
-        content: [{ type: "text" as const, text: JSON.stringify(response.result) }],
+        content: [text(JSON.stringify(response.result)), ...(contract === undefined ? [] : [text(contract)])],
         details: response.result,
       };
     },

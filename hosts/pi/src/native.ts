@@ -26,6 +26,9 @@ export interface ToolCallResponse {
   error?: { code: string; message: string };
   active: boolean;
   tools_changed: boolean;
+  /** Present on the call that activated the session and on every activation call: the text to
+   * show the model together with the result. */
+  contract?: string;
 }
 
 /** Outcome of `hl_bash_guard`: 0 allow, 1 block, 2 block and end the turn. */
@@ -42,7 +45,8 @@ export interface HerdrLink {
   isActive(session: string): boolean;
   presentation(request: object): Presentation;
   toolCall(request: object): Promise<ToolCallResponse>;
-  bashGuard(session: string, command: string): GuardVerdict;
+  /** `hl_bash_guard_in_style`: the verdict, with the reason in the words of `style`. */
+  bashGuard(session: string, command: string, style: string): GuardVerdict;
 }
 
 function libraryFileName(): string {
@@ -90,7 +94,7 @@ export function loadHerdrLink(env: NodeJS.ProcessEnv = process.env): HerdrLink {
   const hlPresentation = lib.func("void *hl_presentation(const char *request_json)");
   const hlToolCall = lib.func("void *hl_tool_call(const char *request_json)");
   const hlBashGuard = lib.func(
-    "int32_t hl_bash_guard(const char *session, const char *command, _Out_ void **reason_out)",
+    "int32_t hl_bash_guard_in_style(const char *session, const char *command, const char *style, _Out_ void **reason_out)",
   );
 
   const takeString = (pointer: unknown): string | null => {
@@ -133,9 +137,9 @@ export function loadHerdrLink(env: NodeJS.ProcessEnv = process.env): HerdrLink {
           }
         });
       }),
-    bashGuard: (session, command) => {
+    bashGuard: (session, command, style) => {
       const reasonOut: unknown[] = [null];
-      const code = hlBashGuard(session, command, reasonOut) as number;
+      const code = hlBashGuard(session, command, style, reasonOut) as number;
       return { code, reason: takeString(reasonOut[0]) };
     },
   };

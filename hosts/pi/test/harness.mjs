@@ -249,14 +249,15 @@ export class RunEvents {
     return this.events.filter((e) => e.type === "tool_execution_end" && (!name || e.toolName === name));
   }
 
-  /** The single finished call of `name` in this run, with its text and details. */
+  /** The single finished call of `name` in this run: its text blocks, the first as `text`, and
+   * its details. */
   toolResult(name) {
     const ends = this.toolEnds(name);
     if (ends.length !== 1) {
       throw new Error(`expected one ${name} result, got ${ends.length}: ${JSON.stringify(this.events)}`);
     }
     const end = ends[0];
-    const text = end.result.content.map((block) => block.text ?? "").join("");
-    return { isError: end.isError, text, details: end.result.details };
+    const blocks = end.result.content.map((block) => block.text ?? "");
+    return { isError: end.isError, text: blocks[0] ?? "", blocks, details: end.result.details };
   }
 }

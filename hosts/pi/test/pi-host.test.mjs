@@ -150,6 +150,41 @@ describe("inside Herdr (fake)", () => {
     assert.deepEqual(requests[1].active, [...dormant.active, ...TIER1]);
   });
 
+  test("the Contract reaches the model in the activating turn: the first request after the gateway holds it", async () => {
+    // A fresh session (the one above is active already): the gateway, then a step that answers
+    // an inbound message within the same turn.
+    const data = await pi.command({ type: "new_session" });
+    assert.equal(data.cancelled, false);
+    const contract = protocolContract();
+    const script = [{ tool: GATEWAY, args: {} }, { tool: "herdr_link_peers" }, { text: "done" }];
+    const run = await pi.prompt(script);
+    const gateway = run.toolResult(GATEWAY);
+    assert.equal(gateway.isError, false, gateway.text);
+    assert.deepEqual(JSON.parse(gateway.blocks[0]), { status: "active", capabilities: ["start", "peers", "send", "close"] });
+    assert.equal(gateway.blocks.length, 2, JSON.stringify(gateway.blocks));
+    assert.equal(gateway.blocks[1], contract, "the result's second block is the Contract, byte for byte");
+
+    const requests = requestsFor(dirs, script);
+    assert.equal(requests.length, 3);
+    const seen = (request) => [request.system, ...request.results.flatMap((r) => r.blocks)];
+    assert.ok(!seen(requests[0]).some((text) => text.includes(CONTRACT_HEAD)), "dormant: no Contract");
+    // The first model request after the gateway call, in the same turn: the Contract is there,
+    // byte-exact, as the gateway's result (the system prompt takes it from the next prompt on).
+    const first = requests[1];
+    const gatewayResult = first.results.filter((r) => r.tool === GATEWAY).at(-1);
+    assert.deepEqual(gatewayResult.blocks.slice(1), [contract], JSON.stringify(first.results));
+    assert.ok(seen(requests[2]).includes(contract), "and in every later step of the turn");
+    // The other results do not repeat it.
+    const peers = requests[2].results.filter((r) => r.tool === "herdr_link_peers").at(-1);
+    assert.deepEqual(peers.blocks.length, 1);
+
+    // The next user prompt: the system prompt carries it.
+    const next = [{ text: "next prompt" }];
+    await pi.prompt(next);
+    const [request] = requestsFor(dirs, next);
+    assert.equal(request.system, `${dormant.system}\n\n${contract}`);
+  });
+
   test("a second gateway call changes nothing", async () => {
     const script = [{ tool: GATEWAY, args: {} }, { text: "still active" }];
     const run = await pi.prompt(script);

@@ -7,7 +7,8 @@
 //
 // Before answering it appends one JSON line to $HL_MODEL_LOG with what the model was shown:
 // the system prompt and the declared tool names, rebuilt from the transcript the same way a
-// provider would see them, plus Pi's active tool list (pi.getActiveTools()) at that moment.
+// provider would see them, the text blocks of every tool result in the transcript, plus Pi's
+// active tool list (pi.getActiveTools()) at that moment.
 // The test asserts on that log.
 
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -44,7 +45,7 @@ export default function scriptedModel(pi: ExtensionAPI): void {
   const answer: FauxResponseFactory = (context) => {
     // Keep one response queued at all times so the model never runs dry.
     faux.appendResponses([answer]);
-    const messages = context.messages as ReadonlyArray<{ role: string; content?: unknown }>;
+    const messages = context.messages as ReadonlyArray<{ role: string; content?: unknown; toolName?: string }>;
     let promptIndex = -1;
     for (let i = messages.length - 1; i >= 0; i--) {
       if (messages[i]!.role === "user") {
@@ -62,6 +63,14 @@ export default function scriptedModel(pi: ExtensionAPI): void {
         step,
         system: getCurrentSystemPrompt(context.messages),
         tools: getCurrentTools(context.messages).map((tool) => tool.name),
+        results: messages
+          .filter((m) => m.role === "toolResult")
+          .map((m) => ({
+            tool: m.toolName,
+            blocks: Array.isArray(m.content)
+              ? m.content.filter((b) => b && b.type === "text").map((b) => String(b.text))
+              : [],
+          })),
         active: pi.getActiveTools(),
       })}\n`,
     );

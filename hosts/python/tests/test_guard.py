@@ -44,6 +44,16 @@ class Guard(unittest.TestCase):
             self.assertTrue(v.blocked)
             self.assertFalse(v.ends_turn)
             self.assertIn("herdr_link_send", v.reason)
+            # In the host's own terms: the gateway style has only the send action.
+            tool = s.bash_guard(PROMPT_WAIT, style="deferred")
+            self.assertEqual(tool, Verdict.BLOCK)
+            self.assertIn("with the herdr_link_send tool", tool.reason)
+            gateway = s.bash_guard(PROMPT_WAIT, style=herdr_link.Style.GATEWAY)
+            self.assertEqual(gateway, Verdict.BLOCK)
+            self.assertNotIn("herdr_link_send", gateway.reason)
+            self.assertIn('herdr_link tool with action "send"', gateway.reason)
+            self.assertEqual(s.bash_guard(PROMPT_WAIT, style="mcp").reason, v.reason)
+            self.assertEqual(s.bash_guard(WAIT, style="gateway"), Verdict.BLOCK_END_TURN)
 
             v = s.bash_guard("git status")
             self.assertEqual(v, Verdict.ALLOW)

@@ -14,6 +14,16 @@ import support
 from support import TIER1, World, tool_names
 
 
+def protocol_contract():
+    """PROTOCOL.md's §3 Contract: the first ```text block after the "## 3." heading."""
+    with open(os.path.join(support.REPO, "PROTOCOL.md"), encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("## 3."))
+    fence = next(i for i in range(start, len(lines)) if lines[i].rstrip() == "```text")
+    end = next(i for i in range(fence + 1, len(lines)) if lines[i].rstrip() == "```")
+    return "\n".join(lines[fence + 1:end])
+
+
 class Basics(unittest.TestCase):
     def test_version(self):
         link = support.link()
@@ -97,6 +107,32 @@ class InsideHerdr(unittest.TestCase):
             self.assertIn("action", g["contract"])
             key = s.key
         self.assertFalse(self.link.is_active(key), "the context manager ends the session")
+
+    def test_the_activating_call_carries_the_contract(self):
+        # A host shows reply.contract with the result: the model's next step sees the rules.
+        contract = protocol_contract()
+        for style in (Style.DEFERRED, Style.GATEWAY, Style.MCP, None):
+            with self.link.session() as s:
+                reply = s.call("herdr_link", {}, style=style)
+                self.assertEqual(reply.result["status"], "active")
+                self.assertTrue(reply.active and reply.tools_changed)
+                self.assertIsInstance(reply.contract, str, style)
+                self.assertTrue(reply.contract.startswith(contract), style)
+                if style is not None:
+                    self.assertEqual(reply.contract, s.presentation(style)["contract"])
+                if style is Style.DEFERRED:
+                    self.assertEqual(reply.contract, contract, "byte for byte")
+                again = s.call("herdr_link", {}, style=style)
+                self.assertEqual((again.contract, again.tools_changed), (reply.contract, False))
+                self.assertIsNone(s.call("herdr_link_peers", style=style).contract)
+        # A failing first call activated the session: the error carries the Contract.
+        with self.link.session() as s:
+            with self.assertRaises(LinkError) as e:
+                s.call("herdr_link_send", {"to": "ghost", "message": "x"}, style="deferred")
+            self.assertEqual(e.exception.contract, contract)
+            with self.assertRaises(LinkError) as e:
+                s.call("herdr_link_send", {"to": "ghost", "message": "x"}, style="deferred")
+            self.assertIsNone(e.exception.contract)
 
     def test_context_manager_ends_on_error(self):
         s = self.link.session("ctx-error")

@@ -8,9 +8,11 @@ protocol logic lives here. ::
     link = herdr_link.Link()                     # finds and loads libherdr_link
     with link.session("my-session") as s:        # hl_session_start ... hl_session_end
         s.presentation("deferred")               # {"tools": [...], "contract": None}
-        s.tool_call("herdr_link", {})            # activate: {"status": "active", ...}
+        reply = s.call("herdr_link", style="deferred")  # activate
+        reply.result                             # {"status": "active", ...}
+        reply.contract                           # the Contract: show it with this result
         s.tool_call("herdr_link_peers")          # {"self": {...}, "peers": [...]}
-        verdict = s.bash_guard("herdr agent wait reviewer")
+        verdict = s.bash_guard("herdr agent wait reviewer", style="deferred")
         if verdict:                              # Verdict.BLOCK or Verdict.BLOCK_END_TURN
             print(verdict.name, verdict.reason)
 
@@ -29,7 +31,7 @@ import enum
 import json
 import os
 import uuid
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Dict, Mapping, NamedTuple, Optional, Union
 
 from ._native import (
     LIB_ENV,
@@ -49,6 +51,7 @@ __all__ = [
     "LibraryNotFoundError",
     "Link",
     "LinkError",
+    "Reply",
     "Session",
     "Style",
     "Verdict",
@@ -85,17 +88,26 @@ class LinkError(Exception):
 
     ``code`` is a Link code (or ``INTERNAL_ERROR``); ``message`` is the model-facing text
     ``"CODE: reason"``, which is also ``str(error)``. ``active`` and ``tools_changed`` are the
-    session's state after the failed call, as the library reported it.
+    session's state after the failed call, as the library reported it; ``contract`` is the
+    Contract when the failed call was the one that activated the session (show it to the model
+    with the error), else ``None``.
     """
 
     def __init__(
-        self, code: str, message: str, *, active: bool = False, tools_changed: bool = False
+        self,
+        code: str,
+        message: str,
+        *,
+        active: bool = False,
+        tools_changed: bool = False,
+        contract: Optional[str] = None,
     ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.active = active
         self.tools_changed = tools_changed
+        self.contract = contract
 
     def __repr__(self) -> str:
         return f"LinkError(code={self.code!r}, message={self.message!r})"
@@ -124,15 +136,33 @@ def _raise_for(doc: Mapping[str, Any]) -> None:
         message = f"{code}: the library gave no message"
     if code == InvalidRequest.code:
         raise InvalidRequest(message)
+    contract = doc.get("contract")
     raise LinkError(
         code,
         message,
         active=doc.get("active") is True,
         tools_changed=doc.get("tools_changed") is True,
+        contract=contract if isinstance(contract, str) else None,
     )
 
 
 # --- values -------------------------------------------------------------------------------------
+
+
+class Reply(NamedTuple):
+    """One successful tool call as :meth:`Link.call` returns it.
+
+    ``result`` is the result object (show it to the model as the tool's result); ``contract``
+    is the Contract text on the call that activated the session and on every activation call
+    (show it to the model together with the result, so its next step sees the rules), else
+    ``None``; ``active`` and ``tools_changed`` are the session's state after the call
+    (``tools_changed``: refresh the tools you show, from :meth:`Link.presentation`).
+    """
+
+    result: Dict[str, Any]
+    contract: Optional[str]
+    active: bool
+    tools_changed: bool
 
 
 class Style(str, enum.Enum):
@@ -327,7 +357,8 @@ class Link:
         context_dir: Optional[PathLike] = None,
         style: Optional[Union[Style, str]] = None,
     ) -> Dict[str, Any]:
-        """Runs one tool call and returns its result object.
+        """Runs one tool call and returns its result object (:meth:`call` gives the Contract
+        and the session state too).
 
         Raises :class:`LinkError` for a Link failure and :class:`InvalidRequest` (a
         ``ValueError``) for a malformed request. `context_dir` is where ``herdr_link_start``
@@ -336,6 +367,18 @@ class Link:
         ``action`` in the gateway and MCP styles and when no style is given, and only activates
         in the deferred style.
         """
+        return self.call(session, tool, input, context_dir, style).result
+
+    def call(
+        self,
+        session: str,
+        tool: str,
+        input: Optional[Mapping[str, Any]] = None,
+        context_dir: Optional[PathLike] = None,
+        style: Optional[Union[Style, str]] = None,
+    ) -> Reply:
+        """:meth:`tool_call`, returning a :class:`Reply`: the result, the Contract the call
+        carries (on activation) and the session state. Raises as :meth:`tool_call` does."""
         request: Dict[str, Any] = {
             "session": _session_key(session).decode("utf-8"),
             "tool": _c_string(tool, "tool").decode("utf-8"),
@@ -350,17 +393,35 @@ class Link:
         doc = self._document(self._native.hl_tool_call(_json_bytes(request)), "hl_tool_call")
         if doc.get("ok") is True:
             result = doc.get("result")
-            return result if isinstance(result, dict) else {"value": result}
+            contract = doc.get("contract")
+            return Reply(
+                result if isinstance(result, dict) else {"value": result},
+                contract if isinstance(contract, str) else None,
+                doc.get("active") is True,
+                doc.get("tools_changed") is True,
+            )
         _raise_for(doc)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def bash_guard(self, session: str, command: Union[str, bytes]) -> Verdict:
+    def bash_guard(
+        self,
+        session: str,
+        command: Union[str, bytes],
+        style: Optional[Union[Style, str]] = None,
+    ) -> Verdict:
         """Judges one Bash command of `session`. Dormant or unknown sessions always get
-        ``Verdict.ALLOW``. `command` may be bytes (judged on its lossy UTF-8 text)."""
+        ``Verdict.ALLOW``. `command` may be bytes (judged on its lossy UTF-8 text). With
+        `style` (the one the host shows its model) a block's reason names the way to send the
+        model has in that style; without it the words hold in every style. The verdict never
+        depends on `style`."""
         key = _session_key(session)
         data = _c_string(command, "command", allow_bytes=True)
         reason = ctypes.c_void_p()
-        number = self._native.hl_bash_guard(key, data, ctypes.byref(reason))
+        if style is None:
+            number = self._native.hl_bash_guard(key, data, ctypes.byref(reason))
+        else:
+            name = _c_string(_style_name(style), "style")
+            number = self._native.hl_bash_guard_in_style(key, data, name, ctypes.byref(reason))
         text = self._native.take(reason.value)
         if number not in (0, 1, 2):
             raise LinkError("INTERNAL_ERROR", f"INTERNAL_ERROR: unknown guard verdict {number}")
@@ -449,9 +510,21 @@ class Session:
         """See :meth:`Link.tool_call`."""
         return self.link.tool_call(self.key, tool, input, context_dir, style)
 
-    def bash_guard(self, command: Union[str, bytes]) -> Verdict:
+    def call(
+        self,
+        tool: str,
+        input: Optional[Mapping[str, Any]] = None,
+        context_dir: Optional[PathLike] = None,
+        style: Optional[Union[Style, str]] = None,
+    ) -> Reply:
+        """See :meth:`Link.call`."""
+        return self.link.call(self.key, tool, input, context_dir, style)
+
+    def bash_guard(
+        self, command: Union[str, bytes], style: Optional[Union[Style, str]] = None
+    ) -> Verdict:
         """See :meth:`Link.bash_guard`."""
-        return self.link.bash_guard(self.key, command)
+        return self.link.bash_guard(self.key, command, style)
 
     def presentation(self, style: Union[Style, str], catalog: bool = False) -> Dict[str, Any]:
         """See :meth:`Link.presentation`."""

@@ -44,6 +44,7 @@ FUNCTIONS = (
     "hl_tool_call",
     "hl_is_active",
     "hl_bash_guard",
+    "hl_bash_guard_in_style",
     "hl_presentation",
     "hl_free",
     "hl_version",
@@ -203,6 +204,13 @@ class Native:
             ctypes.POINTER(ctypes.c_void_p),
         ]
         lib.hl_bash_guard.restype = ctypes.c_int32
+        lib.hl_bash_guard_in_style.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.c_char_p,
+            ctypes.POINTER(ctypes.c_void_p),
+        ]
+        lib.hl_bash_guard_in_style.restype = ctypes.c_int32
         lib.hl_presentation.argtypes = [ctypes.c_char_p]
         lib.hl_presentation.restype = ctypes.c_void_p
         lib.hl_free.argtypes = [ctypes.c_void_p]
@@ -216,6 +224,7 @@ class Native:
         self.hl_tool_call = lib.hl_tool_call
         self.hl_is_active = lib.hl_is_active
         self.hl_bash_guard = lib.hl_bash_guard
+        self.hl_bash_guard_in_style = lib.hl_bash_guard_in_style
         self.hl_presentation = lib.hl_presentation
         self.hl_free = lib.hl_free
         self.hl_version = lib.hl_version
