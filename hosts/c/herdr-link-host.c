@@ -13,6 +13,8 @@
  *   present <request json>           hl_presentation   -> the library's document, verbatim
  *   guard <session> <command...>     hl_bash_guard     -> {"verdict":N,"reason":"..."|null}
  *   guard-json <session> "<json string>"   the same, with the command as a JSON string literal
+ *   guard-in <style> <session> <command...>  hl_bash_guard_in_style -> the same, the reason in
+ *                                    the words of <style> (deferred, gateway or mcp)
  *   sleep <milliseconds>             pause the host    -> {"ok":true}
  *   help                             {"commands":[...]}
  *   quit                             stop reading (like end of input)
@@ -475,6 +477,32 @@ static void cmd_guard(const char *verb, const char *args, int json_command)
     free(key);
 }
 
+static void cmd_guard_in(const char *args)
+{
+    const char *rest;
+    const char *after_key;
+    const char *error = NULL;
+    char *style = read_session(args, &rest, &error);
+    char *key;
+    char *reason = NULL;
+    int32_t verdict;
+
+    if (style == NULL) {
+        usage_error("guard-in", "missing or malformed <style>");
+        return;
+    }
+    key = read_session(rest, &after_key, &error);
+    if (key == NULL) {
+        free(style);
+        usage_error("guard-in", error);
+        return;
+    }
+    verdict = hl_bash_guard_in_style(key, after_key, style, &reason);
+    put_verdict(verdict, reason);
+    free(key);
+    free(style);
+}
+
 static void cmd_sleep(const char *args)
 {
     char *end;
@@ -498,7 +526,7 @@ static void cmd_help(void)
 {
     fputs("{\"commands\":[\"version\",\"start <session>\",\"end <session>\",\"active <session>\","
           "\"call <request json>\",\"present <request json>\",\"guard <session> <command...>\","
-          "\"guard-json <session> <json string>\",\"sleep <ms>\",\"help\",\"quit\"]}\n",
+          "\"guard-json <session> <json string>\",\"guard-in <style> <session> <command...>\",\"sleep <ms>\",\"help\",\"quit\"]}\n",
           stdout);
 }
 
@@ -528,6 +556,8 @@ static int run_line(const char *line)
         cmd_guard("guard", args, 0);
     } else if (VERB_IS("guard-json")) {
         cmd_guard("guard-json", args, 1);
+    } else if (VERB_IS("guard-in")) {
+        cmd_guard_in(args);
     } else if (VERB_IS("start")) {
         cmd_session("start", args);
     } else if (VERB_IS("end")) {
@@ -569,7 +599,8 @@ static void print_usage(FILE *out)
     fputs("usage: " HOST_NAME " [--help | --version]\n"
           "Reads one command per line on stdin and prints one JSON line per command.\n"
           "Commands: version | start S | end S | active S | call JSON | present JSON |\n"
-          "          guard S COMMAND... | guard-json S \"JSON STRING\" | sleep MS | help | quit\n"
+          "          guard S COMMAND... | guard-json S \"JSON STRING\" | guard-in STYLE S COMMAND...\n"
+          "          | sleep MS | help | quit\n"
           "The library sees the process environment: HERDR_ENV=1, HERDR_BIN_PATH and\n"
           "HERDR_PANE_ID must be set, or every call answers NOT_IN_HERDR.\n",
           out);

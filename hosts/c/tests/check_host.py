@@ -204,8 +204,19 @@ def scenario(exe):
             r,
         )
         check(r.get("active") is True and r.get("tools_changed") is True, "tools_changed once", r)
+        # The activating response carries the Contract, printed unchanged: a host shows it with
+        # the result, so the model's next step sees the rules.
+        contract = protocol_contract()
+        check(r.get("contract") == contract, "the activating response carries the Contract", r)
         r = brain.call("brain-1", "herdr_link", {"action": "activate"})
         check(r.get("tools_changed") is False, "tools_changed only on the first activation", r)
+        check(r.get("contract") == contract, "every activation call carries it again", r)
+        r = brain.call("brain-1", "herdr_link_peers")
+        check("contract" not in r, "no other call carries it", r)
+        r = brain.call("brain-g", "herdr_link", {}, style="gateway")
+        gateway_contract = brain.present("brain-g", "gateway").get("contract")
+        check(r.get("contract") == gateway_contract and gateway_contract.startswith(contract),
+              "the gateway style's activation carries its Contract with the appendix", r)
         check(brain.ask("active brain-1") == {"active": True}, "active after the gateway")
         p = brain.present("brain-1", "deferred")
         check(names(p) == TIER1, "active deferred: five tools", names(p))
@@ -269,6 +280,17 @@ def scenario(exe):
         g = brain.ask("guard brain-1 herdr agent prompt reviewer hello --wait")
         check(g.get("verdict") == 1 and "herdr_link_send" in (g.get("reason") or ""),
               "guard: prompt --wait blocks", g)
+        g = brain.ask("guard-in gateway brain-1 herdr agent prompt reviewer hello --wait")
+        check(g.get("verdict") == 1 and "herdr_link_send" not in (g.get("reason") or "")
+              and 'action "send"' in (g.get("reason") or ""),
+              "guard-in gateway: the reason names the gateway's send action", g)
+        g = brain.ask("guard-in deferred brain-1 herdr agent prompt reviewer hello --wait")
+        check(g.get("verdict") == 1 and "with the herdr_link_send tool" in (g.get("reason") or ""),
+              "guard-in deferred: the reason names the tool", g)
+        g = brain.ask("guard-in gateway brain-1 herdr agent wait reviewer")
+        check(g.get("verdict") == 2, "guard-in: the same verdicts", g)
+        g = brain.ask("guard-in")
+        check(g.get("ok") is False and g["error"]["code"] == "HOST_USAGE", "guard-in: usage", g)
         g = brain.ask("guard brain-1 ls -la /proj")
         check(g == {"verdict": 0, "reason": None}, "guard: ordinary command allowed", g)
         g = brain.ask('guard-json "brain-1" "cd /proj\\nherdr agent wait reviewer"')
@@ -482,6 +504,17 @@ def leak_check(log_path, out_path, expected):
     if FAILURES:
         sys.exit(f"check_host.py leak-check: {len(FAILURES)} check(s) failed")
     print("check_host.py leak-check: passed")
+
+
+def protocol_contract():
+    """PROTOCOL.md's §3 Contract: the first ```text block after the "## 3." heading."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "PROTOCOL.md")
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("## 3."))
+    fence = next(i for i in range(start, len(lines)) if lines[i].rstrip() == "```text")
+    end = next(i for i in range(fence + 1, len(lines)) if lines[i].rstrip() == "```")
+    return "\n".join(lines[fence + 1:end])
 
 
 def main(argv):
