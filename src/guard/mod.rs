@@ -62,31 +62,27 @@ pub enum SendForm {
     Either,
 }
 
-/// The reason for [`Verdict::Block`] with `$how`, the way to send in the model's host.
-macro_rules! block_reason {
-    ($how:literal) => {
-        concat!(
-            "Blocked by Herdr Link: `herdr agent prompt` with --wait (or --until/--timeout) \
-would hold your turn while another agent works. Send the message ",
-            $how,
-            " instead; it has no waiting variant, and the reply will reach you as an inbound \
-Herdr Link message."
-        )
-    };
-}
-
-/// Model-facing reason for [`Verdict::Block`] where the `herdr_link_send` tool exists.
-const REASON_BLOCK_TOOL: &str = block_reason!("with the herdr_link_send tool");
+/// Model-facing reason for [`Verdict::Block`] where the `herdr_link_send` tool exists. (The
+/// three block reasons differ only in the way to send; `tests/hosts` reads them by name.)
+const REASON_BLOCK_TOOL: &str =
+    "Blocked by Herdr Link: `herdr agent prompt` with --wait (or --until/--timeout) \
+would hold your turn while another agent works. Send the message with the herdr_link_send tool \
+instead; it has no waiting variant, and the reply will reach you as an inbound Herdr Link message.";
 
 /// Model-facing reason for [`Verdict::Block`] where only the gateway dispatches.
 const REASON_BLOCK_GATEWAY: &str =
-    block_reason!("through the herdr_link tool with action \"send\"");
+    "Blocked by Herdr Link: `herdr agent prompt` with --wait (or --until/--timeout) \
+would hold your turn while another agent works. Send the message through the herdr_link tool \
+with action \"send\" instead; it has no waiting variant, and the reply will reach you as an \
+inbound Herdr Link message.";
 
 /// Model-facing reason for [`Verdict::Block`] true in every host.
-const REASON_BLOCK_EITHER: &str = block_reason!(
-    "with Herdr Link's send (the herdr_link_send tool, or the herdr_link tool with action \"send\" \
-where only that gateway is available)"
-);
+const REASON_BLOCK_EITHER: &str =
+    "Blocked by Herdr Link: `herdr agent prompt` with --wait (or --until/--timeout) \
+would hold your turn while another agent works. Send the message with Herdr Link's send (the \
+herdr_link_send tool, or the herdr_link tool with action \"send\" where only that gateway is \
+available) instead; it has no waiting variant, and the reply will reach you as an inbound Herdr \
+Link message.";
 
 /// Model-facing reason for [`Verdict::BlockEndTurn`].
 const REASON_END_TURN: &str =

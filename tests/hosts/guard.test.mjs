@@ -21,7 +21,14 @@ function reason(name) {
   return new RegExp(literal.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
 }
 const END_TURN_REASON = reason("REASON_END_TURN")
-const BLOCK_REASON = reason("REASON_BLOCK")
+// Verdict 1's reason names the way to send the model has in that host: the gateway's send
+// action where only the gateway exists (Codex, the OpenCode plugin), both ways elsewhere.
+const BLOCK_REASON = {
+  claude: reason("REASON_BLOCK_EITHER"),
+  codex: reason("REASON_BLOCK_GATEWAY"),
+  "opencode-mcp": reason("REASON_BLOCK_EITHER"),
+  "opencode-plugin": reason("REASON_BLOCK_GATEWAY"),
+}
 const ORDINARY = "echo ordinary-bash-ran"
 // The wait's own output (Herdr's agent record, with pane ids) stays out of the model's view.
 const WAIT = "herdr agent wait beta >/dev/null && echo wait-returned"
@@ -68,7 +75,7 @@ for (const route of ROUTES) {
       assert.doesNotMatch(String(dormantWait.output), /Blocked by Herdr Link/, run.describe())
       assert.match(String(dormantWait.output), /wait-returned/, run.describe())
       assert.match(String(activeWait.output), END_TURN_REASON, run.describe())
-      assert.match(String(promptWait.output), BLOCK_REASON, run.describe())
+      assert.match(String(promptWait.output), BLOCK_REASON[route.name], run.describe())
       assert.match(String(ordinary.output), /ordinary-bash-ran/, run.describe())
       // Only the dormant wait reached Herdr; the blocked prompt never did.
       assert.equal(waits(run.sb).length, 1, `agent wait calls: ${JSON.stringify(waits(run.sb))}`)

@@ -5,7 +5,7 @@ import assert from "node:assert/strict"
 import { test } from "node:test"
 import { activationIndex, assertRunHealthy, holdsContract, jsonOf, runRoute } from "./lib/e2e.mjs"
 import { PINNED, claude, claudeInline, codex, opencodeMcp, opencodePlugin } from "./lib/hosts.mjs"
-import { linkSurface } from "./lib/script.mjs"
+import { linkSurface, strings } from "./lib/script.mjs"
 import { IN_NETNS, Sandbox, assertLoopbackOnly, interfaces } from "./lib/sandbox.mjs"
 
 const MESSAGE = "Please review the design in docs/design.md."
@@ -68,6 +68,14 @@ test("the runs are isolated from the network, and an outside attempt is caught",
   }
 })
 
+/** What the MCP appendix says in each MCP route, and what it must not say there. */
+const HOST_FORM = {
+  claude: { says: "herdr_link_send -> mcp__herdr_link__herdr_link_send", never: ["herdr_link_send -> herdr_link_herdr_link_send"] },
+  "claude-inline": { says: "herdr_link_send -> mcp__herdr_link__herdr_link_send", never: ["herdr_link_send -> herdr_link_herdr_link_send"] },
+  codex: { says: "the tools sit in the namespace mcp__herdr_link", never: ["herdr_link_send -> mcp__", "(for example mcp__herdr_link__"] },
+  "opencode-mcp": { says: "herdr_link_send -> herdr_link_herdr_link_send", never: ["herdr_link_send -> mcp__"] },
+}
+
 const ONLY = process.env.HERDR_E2E_ONLY?.split(",")
 
 for (const route of [claude, claudeInline, codex, opencodeMcp, opencodePlugin].filter((r) => !ONLY || ONLY.includes(r.name))) {
@@ -97,6 +105,16 @@ for (const route of [claude, claudeInline, codex, opencodeMcp, opencodePlugin].f
       const contractSeen = after.some(holdsContract)
       // (MCP routes: the activation result and the active gateway; the plugin: the system prompt)
       assert.ok(contractSeen, `the Contract never reached the model after activation\n${run.describe()}`)
+      // From the activating step on: the very first request after the gateway call holds it.
+      assert.ok(holdsContract(run.requests[act]), `the first request after activation holds no Contract\n${run.describe()}`)
+      // MCP routes: the appendix names the tools as this host shows them (from initialize's
+      // clientInfo), never another host's form.
+      const form = HOST_FORM[route.name]
+      if (form) {
+        const text = strings(run.requests[act].body)
+        assert.ok(text.includes(form.says), `${route.name}: the appendix does not say ${JSON.stringify(form.says)}\n${run.describe()}`)
+        for (const wrong of form.never) assert.ok(!text.includes(wrong), `${route.name}: the appendix says ${JSON.stringify(wrong)}`)
+      }
       if (route === opencodePlugin) {
         // Single gateway: tiny while dormant; every action's semantics arrive with activation,
         // in the system prompt.

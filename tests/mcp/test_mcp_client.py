@@ -355,7 +355,7 @@ def protocol_contract() -> str:
 async def case_contract_reaches_the_model(w: World):
     contract = protocol_contract()
     assert "Reply path" in contract and "Complete requested work" in contract
-    async with Server(w.herdr_env()) as srv:
+    async with Server(w.herdr_env(), args=["--host", "claude"]) as srv:
         init = await srv.session.initialize()
         dormant = (await srv.session.list_tools()).tools
         seen = json.dumps(init.model_dump(mode="json")) + "".join(t.description for t in dormant)
@@ -367,8 +367,9 @@ async def case_contract_reaches_the_model(w: World):
                                                  "capabilities": ["start", "peers", "send", "close"]}
         block = r.content[1].text
         assert block.startswith(contract + "\n\n"), block[:200]
+        # --host claude: the appendix names the tools as Claude Code shows them.
         for t in ["herdr_link_start", "herdr_link_peers", "herdr_link_send", "herdr_link_close"]:
-            assert f"mcp__herdr_link__{t}" in block
+            assert f"{t} -> mcp__herdr_link__{t}" in block
 
         tools = (await srv.session.list_tools()).tools
         assert tools[0].name == "herdr_link" and tools[0].description.endswith(block)
@@ -378,7 +379,7 @@ async def case_contract_reaches_the_model(w: World):
         assert await srv.close() == 0
 
     # A direct Tier 1 call on a dormant session is the activation: it carries the Contract too.
-    async with Server(w.herdr_env()) as srv:
+    async with Server(w.herdr_env(), args=["--host", "claude"]) as srv:
         await srv.session.initialize()
         r = await srv.session.call_tool("herdr_link_peers", {})
         assert not r.is_error and len(r.content) == 2, r
@@ -387,8 +388,23 @@ async def case_contract_reaches_the_model(w: World):
         assert await srv.close() == 0
 
 
+async def case_appendix_follows_the_client(w: World):
+    # The SDK's own client name names no known host: the appendix says only what holds in every
+    # host. --server-name changes the name it uses.
+    contract = protocol_contract()
+    async with Server(w.herdr_env(), args=["--server-name", "links"]) as srv:
+        await srv.session.initialize()
+        r = await srv.session.call_tool("herdr_link", {})
+        block = r.content[1].text
+        assert block.startswith(contract + "\n\n"), block[:200]
+        assert " -> " not in block and 'MCP server "links"' in block, block[len(contract):]
+        assert "mcp__herdr_link__" not in block, block[len(contract):]
+        assert await srv.close() == 0
+
+
 CASES = [case_outside_herdr, case_gateway_flow, case_direct_tier1_while_dormant,
-         case_configured_start_context_dir, case_unnamed_self_bootstrap, case_contract_reaches_the_model]
+         case_configured_start_context_dir, case_unnamed_self_bootstrap, case_contract_reaches_the_model,
+         case_appendix_follows_the_client]
 
 
 def main() -> int:
