@@ -56,9 +56,29 @@ fn param_name(p: &str) -> Option<String> {
 fn header() -> BTreeMap<String, Decl> {
     let text = std::fs::read_to_string(root().join("include/herdr_link.h")).unwrap();
     let mut decls = BTreeMap::new();
+    // cbindgen wraps a long declaration over several lines: join them first.
+    let mut lines = Vec::new();
+    let mut pending = String::new();
     for line in text.lines() {
         let line = line.trim();
-        if line.starts_with("//") || line.starts_with('*') || !line.ends_with(");") {
+        if line.starts_with("//") || line.starts_with('*') || line.starts_with("/*") {
+            continue;
+        }
+        if !pending.is_empty() {
+            pending.push(' ');
+            pending.push_str(line);
+            if line.ends_with(");") {
+                lines.push(std::mem::take(&mut pending));
+            }
+        } else if line.contains("hl_") && line.contains('(') && !line.ends_with(");") {
+            pending = line.to_string();
+        } else {
+            lines.push(line.to_string());
+        }
+    }
+    for line in &lines {
+        let line = line.as_str();
+        if !line.ends_with(");") {
             continue;
         }
         let Some(open) = line.find("hl_") else {
