@@ -21,8 +21,13 @@ fn end_turn() -> String {
     format!("{}\n", Verdict::BlockEndTurn.reason().unwrap())
 }
 
-fn block() -> String {
-    format!("{}\n", Verdict::Block.reason().unwrap())
+/// Verdict 1's reason as the hook of `host` words it: Codex has only the gateway's send action.
+fn block(host: &str) -> String {
+    let form = match host {
+        "codex" => herdr_link::guard::SendForm::GatewayAction,
+        _ => herdr_link::guard::SendForm::Either,
+    };
+    format!("{}\n", Verdict::Block.reason_for(form).unwrap())
 }
 
 /// The fake host process.
@@ -166,7 +171,7 @@ fn dormant_allows_activated_blocks_and_a_dead_server_allows_again() {
     h.activate();
     for host in ["claude", "codex"] {
         assert_eq!(h.bash(host, WAIT), (2, end_turn()), "{host}");
-        assert_eq!(h.bash(host, PROMPT_WAIT), (2, block()), "{host}");
+        assert_eq!(h.bash(host, PROMPT_WAIT), (2, block(host)), "{host}");
         assert!(allowed(h.bash(host, "ls -la && echo 'herdr agent wait x'")));
     }
     // Claude Code's shell may also exec the hook: same host either way.
