@@ -381,11 +381,12 @@ impl McpHost {
         }
     }
 
-    /// The host an MCP `initialize` request's `clientInfo.name` names (`claude-code`,
-    /// `codex-mcp-client`, `opencode`, `antigravity`…); [`McpHost::Other`] for anything else.
+    /// The host an MCP `initialize` request's `clientInfo.name` names (`Claude Code`,
+    /// `codex-mcp-client`, `opencode`, `antigravity`…; case, spaces and `_` do not matter);
+    /// [`McpHost::Other`] for anything else.
     pub fn from_client_name(name: &str) -> McpHost {
-        let name = name.trim().to_ascii_lowercase();
-        if name == "claude-code" || name.starts_with("claude-code") || name == "claude" {
+        let name = name.trim().to_ascii_lowercase().replace([' ', '_'], "-");
+        if name.starts_with("claude-code") || name == "claude" {
             McpHost::Claude
         } else if name.starts_with("codex") {
             McpHost::Codex
@@ -699,6 +700,7 @@ mod tests {
         }
         assert_eq!(McpHost::parse("vim"), None);
         for (client, host) in [
+            ("Claude Code", McpHost::Claude),
             ("claude-code", McpHost::Claude),
             ("codex-mcp-client", McpHost::Codex),
             ("opencode", McpHost::OpenCode),

@@ -584,7 +584,7 @@ fn the_appendix_names_the_tools_as_the_host_shows_them() {
     };
     let w = World::new(WORLD);
     let cases: [(&[&str], &str, McpNaming); 7] = [
-        (&[], "claude-code", naming(McpHost::Claude, "herdr_link")),
+        (&[], "Claude Code", naming(McpHost::Claude, "herdr_link")),
         (
             &[],
             "codex-mcp-client",
