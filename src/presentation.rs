@@ -381,12 +381,13 @@ impl McpHost {
         }
     }
 
-    /// The host an MCP `initialize` request's `clientInfo.name` names (`Claude Code`,
-    /// `codex-mcp-client`, `opencode`, `antigravity`…; case, spaces and `_` do not matter);
+    /// The host an MCP client name (`clientInfo.name` of `initialize` or of a request's
+    /// `_meta`) names: `claude…` (Claude Code sends `claude-code`), `codex…`
+    /// (`codex-mcp-client`), `opencode…`, `antigravity…`; case, spaces and `_` do not matter;
     /// [`McpHost::Other`] for anything else.
     pub fn from_client_name(name: &str) -> McpHost {
         let name = name.trim().to_ascii_lowercase().replace([' ', '_'], "-");
-        if name.starts_with("claude-code") || name == "claude" {
+        if name.starts_with("claude") {
             McpHost::Claude
         } else if name.starts_with("codex") {
             McpHost::Codex

@@ -647,3 +647,31 @@ fn the_appendix_names_the_tools_as_the_host_shows_them() {
         assert_eq!(s.eof().0.code(), Some(2), "{args:?}");
     }
 }
+
+/// MCP 2026-07-28 has no `initialize`: the client names itself in each request's `_meta` (as
+/// Claude Code 2.1.332 does), and the appendix follows that name.
+#[test]
+fn a_client_named_in_meta_gets_its_form() {
+    use herdr_link::presentation::{mcp_contract, McpHost, McpNaming};
+    let w = World::new(WORLD);
+    let mut s = Server::start(&w.inside(), &[], None);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let answer = s
+        .request(
+            1,
+            "tools/call",
+            json!({"name": "herdr_link", "arguments": {}, "_meta": meta}),
+        )
+        .pop()
+        .unwrap();
+    let expected = mcp_contract(&McpNaming {
+        host: McpHost::Claude,
+        server: "herdr_link".into(),
+    });
+    assert_eq!(blocks(&answer)[1], expected, "{answer}");
+    assert_eq!(s.eof().0.code(), Some(0));
+}

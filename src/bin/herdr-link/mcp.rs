@@ -71,12 +71,16 @@ impl LinkServer {
     }
 
     /// How this connection's host names the tools: the `--host` flag, else the client name
-    /// the host gave in `initialize`, else an unknown host.
+    /// the host gave in `initialize` or, where there is no `initialize` (MCP 2026-07-28, as
+    /// Claude Code 2.1.332 speaks it), in the request's `_meta` clientInfo; else an unknown host.
     fn naming(&self, context: &RequestContext<RoleServer>) -> McpNaming {
         let host = self.host.unwrap_or_else(|| {
-            context.peer.peer_info().map_or(McpHost::Other, |i| {
-                McpHost::from_client_name(&i.client_info.name)
-            })
+            let name = context
+                .peer
+                .peer_info()
+                .map(|i| i.client_info.name.clone())
+                .or_else(|| context.meta.client_info().map(|i| i.name));
+            name.map_or(McpHost::Other, |n| McpHost::from_client_name(&n))
         });
         McpNaming {
             host,
