@@ -8,8 +8,8 @@ use crate::identity::{same_workspace, self_context, target_context};
 use crate::limits::{chars_over, MAX_ARG_STRLEN, MAX_MESSAGE_CHARS};
 use crate::protocol::{check_message, is_valid_agent_name, Envelope};
 
-/// Sends `message` to `to`: the input first (size limit, blank or NUL message, recipient name
-/// rule), so no Herdr call (not even the self-identity bootstrap's rename) happens for a send
+/// Sends `message` to `to`: the input first (size limit, recipient name rule, blank or NUL
+/// message), so no Herdr call (not even the self-identity bootstrap's rename) happens for a send
 /// that could not travel; then fresh self and target records, the same-workspace guard, and one
 /// `agent prompt <to> <wrapper>`. "sent" means Herdr accepted delivery, nothing more.
 pub fn send(herdr: &Herdr, pane: &str, to: &str, message: &str) -> Result<Value, LinkError> {
@@ -19,12 +19,14 @@ pub fn send(herdr: &Herdr, pane: &str, to: &str, message: &str) -> Result<Value,
             message.len()
         )));
     }
-    check_message(message)?;
+    // In the order the checks had when they ran after the self lookup: the recipient, then
+    // the payload.
     if !is_valid_agent_name(to) {
         return Err(LinkError::PeerNotFound(
             "target agent is not a live peer".into(),
         ));
     }
+    check_message(message)?;
     let me = self_context(herdr, pane)?;
     let target = target_context(herdr, to)?;
     same_workspace(&me.workspace_id, &target.workspace_id)?;
