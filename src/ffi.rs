@@ -107,6 +107,11 @@ pub unsafe extern "C" fn hl_session_end(session: *const c_char) {
 /// it only activates and ignores its input (the host registers the Tier 1 tools itself). A host
 /// that omits `style` gets dispatch; a deferred-style host must send `"style":"deferred"`.
 ///
+/// The response of the call that activated the session (success or Link error) and of every
+/// later activation call also holds `"contract"`: the Contract of `style` (the bare Contract
+/// without a style). Show it to the model together with that result, so its next step sees the
+/// rules; no other response holds it.
+///
 /// # Safety
 /// `request_json` is NULL or a valid NUL-terminated string.
 #[no_mangle]
