@@ -57,7 +57,14 @@ fn an_oversized_message_is_refused_before_any_herdr_call() {
             )
         });
         assert_eq!(code(&r), "SEND_FAILED", "{r}");
-        assert!(r.to_string().len() < 300, "the answer stays short");
+        // The answer stays short (the first call activates the session, so it may carry the
+        // Contract, which is not an echo of the input).
+        let mut answer = r.clone();
+        answer.as_object_mut().unwrap().remove("contract");
+        assert!(
+            answer.to_string().len() < 300,
+            "the answer stays short: {answer}"
+        );
         assert!(w.argv_log().is_empty(), "no Herdr call: {:?}", w.calls());
         let detail = log["detail"].as_str().unwrap().to_string();
         assert!(
