@@ -280,7 +280,7 @@ fn the_guard_reason_names_what_the_style_has() {
     let mut out: *mut std::ffi::c_char = std::ptr::null_mut();
     // SAFETY: NULL strings are allowed; `out` is writable.
     let v = unsafe {
-        (a.bash_guard_in_style)(
+        (a.bash_guard_in_style.unwrap())(
             std::ptr::null(),
             std::ptr::null(),
             std::ptr::null(),

@@ -39,7 +39,8 @@ pub struct Abi {
     pub tool_call: JsonFn,
     pub is_active: ActiveFn,
     pub bash_guard: GuardFn,
-    pub bash_guard_in_style: StyledGuardFn,
+    /// `None` for a library older than the function (so the other tests can still run on it).
+    pub bash_guard_in_style: Option<StyledGuardFn>,
     pub presentation: JsonFn,
     pub free: FreeFn,
     pub version: VersionFn,
@@ -67,7 +68,7 @@ pub fn abi() -> &'static Abi {
                 tool_call: *lib.get(b"hl_tool_call").unwrap(),
                 is_active: *lib.get(b"hl_is_active").unwrap(),
                 bash_guard: *lib.get(b"hl_bash_guard").unwrap(),
-                bash_guard_in_style: *lib.get(b"hl_bash_guard_in_style").unwrap(),
+                bash_guard_in_style: lib.get(b"hl_bash_guard_in_style").ok().map(|f| *f),
                 presentation: *lib.get(b"hl_presentation").unwrap(),
                 free: *lib.get(b"hl_free").unwrap(),
                 version: *lib.get(b"hl_version").unwrap(),
@@ -154,8 +155,10 @@ impl Abi {
         let y_ptr = y.as_ref().map_or(std::ptr::null(), |y| y.as_ptr());
         let mut reason: *mut c_char = std::ptr::null_mut();
         // SAFETY: valid C strings (or NULL style) and a writable out pointer.
-        let verdict =
-            unsafe { (self.bash_guard_in_style)(s.as_ptr(), c.as_ptr(), y_ptr, &mut reason) };
+        let f = self
+            .bash_guard_in_style
+            .expect("the library has hl_bash_guard_in_style");
+        let verdict = unsafe { f(s.as_ptr(), c.as_ptr(), y_ptr, &mut reason) };
         let text = (!reason.is_null()).then(|| {
             // SAFETY: returned by the library; freed right after.
             let t = unsafe { CStr::from_ptr(reason) }
