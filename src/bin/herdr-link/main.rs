@@ -1,6 +1,7 @@
 //! `herdr-link`: the Herdr Link MCP server for hosts that speak MCP instead of loading plugins
-//! (Claude Code, Codex, AGY), the Bash guard as their pre-tool hook (`guard`), and the
-//! operator's `doctor`. Built directly on the `herdr_link` library; see docs/mcp.md for host
+//! (Claude Code, Codex, AGY), the Bash guard as their pre-tool hook (`guard`), the operator's
+//! `doctor`, and, run under the name `herdr`, Herdr's CLI front that refuses waits of an active
+//! session where the command really runs (`shim`). Built directly on the `herdr_link` library; see docs/mcp.md for host
 //! wiring.
 
 mod activation;
@@ -8,6 +9,7 @@ mod doctor;
 mod hook;
 mod mcp;
 mod setup;
+mod shim;
 mod transport;
 
 use std::path::PathBuf;
@@ -148,6 +150,11 @@ fn context_dir(arg: Option<PathBuf>) -> Result<PathBuf, String> {
 }
 
 fn main() {
+    // Run as `herdr` (a link in the shim directory): Herdr's CLI front, before anything else.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.first().is_some_and(|a0| shim::is_shim(a0)) {
+        std::process::exit(shim::run(argv));
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match parse(&args) {
         Ok(Command::Mcp { context_dir: arg }) => match context_dir(arg) {

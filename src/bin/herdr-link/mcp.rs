@@ -6,8 +6,9 @@
 //! [`tools::call`] on tokio's blocking pool, so the runtime keeps reading, writing and
 //! answering pings meanwhile.
 //!
-//! On activation the server also records it for the `herdr-link guard` hook of the same host
-//! session ([`crate::activation`]), before the activating call's result is returned, and that
+//! On activation the server also starts answering for its host (the `herdr-link guard` hook and
+//! the `herdr` shim of the same host session ask it, [`crate::activation`]) before the
+//! activating call's result is returned, and that
 //! result carries the Contract with the MCP appendix as a second text block.
 
 use std::path::PathBuf;
@@ -65,8 +66,7 @@ impl LinkServer {
         self.shared.get_or_init(|| {
             let started = Instant::now();
             let session = std::env::var("CLAUDE_CODE_SESSION_ID").ok();
-            let shared =
-                Shared::register(session.as_deref()).and_then(|s| s.mark_active().map(|()| s));
+            let shared = Shared::activate(session.as_deref());
             if let Err(detail) = &shared {
                 oplog::record(&oplog::Entry {
                     session: SESSION,
