@@ -22,7 +22,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use herdr_link::guard::Verdict;
+use herdr_link::guard::policy;
 use herdr_link::presence::{self, Found};
 
 /// The name the binary answers to as the shim.
@@ -114,52 +114,6 @@ pub fn find_real(path: &OsStr, me: Option<&Path>) -> Option<PathBuf> {
         .cloned()
 }
 
-// REPLACE: the guard's one wait policy (`herdr_link::guard::policy::judge_args`, being written
-// on the text-guard side of this issue) takes over here; this stand-in reads the argv the same
-// way for the shim's own tests until it lands.
-fn judge_args(args: &[OsString]) -> Verdict {
-    let mut words: Vec<&[u8]> = Vec::new();
-    let mut globals = true;
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        let b = a.as_bytes();
-        i += 1;
-        if globals {
-            if b == b"--" {
-                globals = false;
-            } else if b == b"--session" || b == b"--remote" || b == b"--remote-keybindings" {
-                i += 1;
-                continue;
-            } else if b == b"--handoff"
-                || b.starts_with(b"--session=")
-                || b.starts_with(b"--remote=")
-                || b.starts_with(b"--remote-keybindings=")
-            {
-                continue;
-            }
-        }
-        words.push(b);
-    }
-    match words.as_slice() {
-        [b"agent", b"wait", ..] => Verdict::BlockEndTurn,
-        [b"agent", b"prompt", _, _, opts @ ..] => {
-            for o in opts {
-                if *o == b"--" {
-                    break;
-                }
-                if [&b"--wait"[..], b"--until", b"--timeout"]
-                    .iter()
-                    .any(|w| o.starts_with(w) && (o.len() == w.len() || o[w.len()] == b'='))
-                {
-                    return Verdict::Block;
-                }
-            }
-            Verdict::Allow
-        }
-        _ => Verdict::Allow,
-    }
-}
-
 /// What the shim does with one argv.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Action {
@@ -171,7 +125,7 @@ pub enum Action {
 
 /// The decision for `args` (`argv[1..]`); `active` is asked only for a wait.
 pub fn decide(args: &[OsString], active: impl FnOnce() -> bool) -> Action {
-    match judge_args(args).reason() {
+    match policy::judge_args(args).reason() {
         Some(reason) if active() => Action::Refuse(reason),
         _ => Action::Run,
     }
@@ -240,6 +194,7 @@ fn exec(real: &Path, argv: &[OsString]) -> std::io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use herdr_link::guard::Verdict;
 
     fn os(args: &str) -> Vec<OsString> {
         args.split(' ')
