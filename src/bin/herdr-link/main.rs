@@ -24,6 +24,11 @@ const USAGE: &str = "usage:
   herdr-link setup <claude|codex|opencode|pi> [--project DIR] [--dry-run] [--uninstall] ...
                                        register Herdr Link and its Bash guard with a host
                                        (herdr-link setup --help)
+  herdr-link shim-env --dir DIR         Claude Code SessionStart hook (written by setup claude):
+                                       puts the herdr shim DIR first on PATH via $CLAUDE_ENV_FILE
+  herdr ...                            (run through the link named herdr in the shim directory)
+                                       Herdr's CLI front: refuses a wait of an active session
+                                       (exit 77), else execs the next herdr on PATH
   herdr-link --version | --help
   herdr-link <command> --help          that command's usage";
 
@@ -84,6 +89,10 @@ enum Command {
     Guard {
         host: hook::Host,
     },
+    /// `shim-env --dir DIR` (Claude Code's SessionStart hook).
+    ShimEnv {
+        dir: PathBuf,
+    },
     Version,
     Help,
 }
@@ -122,6 +131,11 @@ fn parse(args: &[String]) -> Result<Command, String> {
                 .map(|host| Command::Guard { host })
                 .ok_or_else(|| format!("unknown --host {host:?}: use claude, codex or opencode"))
         }
+        "shim-env" => Ok(Command::ShimEnv {
+            dir: option("--dir")?
+                .map(PathBuf::from)
+                .ok_or("shim-env needs --dir DIR")?,
+        }),
         "--version" | "-V" | "version" if rest.is_empty() => Ok(Command::Version),
         "--help" | "-h" | "help" if rest.is_empty() => Ok(Command::Help),
         other => Err(format!("unknown command: {other}")),
@@ -175,6 +189,7 @@ fn main() {
             0
         }
         Ok(Command::Guard { host }) => hook::run(host),
+        Ok(Command::ShimEnv { dir }) => setup::shim::env_hook(&dir),
         Ok(Command::Version) => {
             println!("herdr-link {}", env!("CARGO_PKG_VERSION"));
             0
@@ -185,7 +200,7 @@ fn main() {
         }
         // A misconfigured hook must not block every Bash call: exit 1 (a hook error the
         // host reports), never 2 (a block).
-        Err(e) if args.first().map(String::as_str) == Some("guard") => {
+        Err(e) if matches!(args.first().map(String::as_str), Some("guard" | "shim-env")) => {
             eprintln!("herdr-link: {e}");
             1
         }
