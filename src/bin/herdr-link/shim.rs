@@ -48,7 +48,7 @@ pub fn is_shim(argv0: &OsStr) -> bool {
 
 /// A file's identity, followed through symlinks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileId {
+pub(crate) struct FileId {
     dev: u64,
     ino: u64,
 }
@@ -78,13 +78,33 @@ fn executable(path: &Path) -> bool {
 
 /// Whether `path` is a herdr-link binary: this very file (by device and inode, through links
 /// of any kind), or a file whose resolved name is `herdr-link` (another build of the shim).
-fn is_a_shim(path: &Path, me: Option<FileId>) -> bool {
+pub(crate) fn is_a_shim(path: &Path, me: Option<FileId>) -> bool {
     if me.is_some() && file_id(path) == me {
         return true;
     }
     std::fs::canonicalize(path)
         .ok()
         .is_some_and(|p| p.file_name() == Some(OsStr::new("herdr-link")))
+}
+
+/// The first `herdr` on `path` (a PATH value) that is an executable file.
+pub fn first_on_path(path: &OsStr) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                d
+            }
+        })
+        .map(|d| d.join(NAME))
+        .find(|c| executable(c))
+}
+
+/// Whether `path` is a herdr-link binary (this one or another build): the shim.
+pub fn is_shim_binary(path: &Path) -> bool {
+    let me = std::env::current_exe().ok().and_then(|p| file_id(&p));
+    is_a_shim(path, me)
 }
 
 /// The real Herdr for a shim whose own file is `me`, looking through `path` (a PATH value): the
