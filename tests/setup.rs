@@ -721,3 +721,32 @@ fn herdr_bin_path_snippet_is_one_line_everywhere_and_does_what_it_says() {
     let out = ok(&h.setup(&["pi", "--package", "pkg"]));
     assert!(out.contains(&snippet), "{out}");
 }
+
+/// The shim's PATH line in docs/setup.md: inside Herdr it puts `~/.local/share/herdr-link/shim`
+/// first, once; outside Herdr it changes nothing.
+#[test]
+fn shim_path_line_in_the_docs_does_what_it_says() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = fs::read_to_string(root.join("docs/setup.md")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(r#"if [ "${HERDR_ENV:-}" = 1 ]; then case"#))
+        .expect("docs/setup.md gives the shim's PATH line");
+    let run = |herdr_env: &str| {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("{line}\n{line}\nprintf %s \"$PATH\""))
+            .env_clear()
+            .env("HOME", "/home/u")
+            .env("PATH", "/usr/bin:/bin")
+            .env("HERDR_ENV", herdr_env)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        run("1"),
+        "/home/u/.local/share/herdr-link/shim:/usr/bin:/bin"
+    );
+    assert_eq!(run("0"), "/usr/bin:/bin");
+}
