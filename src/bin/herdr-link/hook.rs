@@ -2,7 +2,7 @@
 //!
 //! Reads the host's hook JSON on stdin, judges the shell command with the library's guard
 //! ([`herdr_link::guard::judge`], the analysis behind `hl_bash_guard`), and blocks only when the
-//! verdict blocks **and** the MCP server of the same host session recorded activation
+//! verdict blocks **and** the MCP server of the same host session answers that it is active
 //! ([`crate::activation`]). A block is exit status 2 with the guard's reason on stderr (the
 //! form Claude Code and Codex both take as "deny, tell the model this"); everything else is
 //! exit 0 with nothing written. Bad or unexpected input always allows, with one line in the
