@@ -485,3 +485,36 @@ fn mcp_server_answers_for_its_host_until_it_is_gone() {
     assert_eq!(o.status.code(), Some(0), "dead server: {}", stderr(&o));
     assert!(d.received().is_some());
 }
+
+/// `$HERDR_BIN_PATH` naming the shim: the library's own Herdr calls (never waits) pass straight
+/// through to the real Herdr, also while the session is active.
+#[test]
+fn library_calls_through_a_shim_named_by_herdr_bin_path_reach_herdr() {
+    let _l = holder_lock();
+    let d = Dirs::new("binpath");
+    let world = World::new(WORLD);
+    let real = d.root.join("fake");
+    std::fs::create_dir_all(&real).unwrap();
+    std::os::unix::fs::symlink(harness::fake_bin(), real.join("herdr")).unwrap();
+    let mut env: Vec<(String, String)> = world
+        .inside()
+        .into_iter()
+        .filter(|(k, _)| k != "HERDR_BIN_PATH")
+        .collect();
+    env.push((
+        "HERDR_BIN_PATH".into(),
+        d.shim.join("herdr").display().to_string(),
+    ));
+    env.push(("PATH".into(), d.path(&[&d.shim, &real])));
+    let mut server = Server::start(&env, &[], None);
+    server.handshake();
+    server.call(2, "herdr_link", json!({}));
+    let answer = server.call(3, "herdr_link", json!({"action": "peers"}));
+    let peers = harness::tool_json(answer.last().unwrap());
+    assert!(peers.to_string().contains("worker"), "{peers}");
+    let argv = world.argv();
+    assert!(
+        argv.iter().any(|a| a == &["agent", "list"]),
+        "the real Herdr ran agent list: {argv:?}"
+    );
+}
