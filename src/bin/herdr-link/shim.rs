@@ -89,6 +89,12 @@ pub(crate) fn is_a_shim(path: &Path, me: Option<FileId>) -> bool {
 
 /// The first `herdr` on `path` (a PATH value) that is an executable file.
 pub fn first_on_path(path: &OsStr) -> Option<PathBuf> {
+    candidates(path).next()
+}
+
+/// Every executable `herdr` on `path` (a PATH value), in order; an empty entry is `.`, as for
+/// `execvp`.
+fn candidates(path: &OsStr) -> impl Iterator<Item = PathBuf> + '_ {
     std::env::split_paths(path)
         .map(|d| {
             if d.as_os_str().is_empty() {
@@ -98,7 +104,7 @@ pub fn first_on_path(path: &OsStr) -> Option<PathBuf> {
             }
         })
         .map(|d| d.join(NAME))
-        .find(|c| executable(c))
+        .filter(|c| executable(c))
 }
 
 /// Whether `path` is a herdr-link binary (this one or another build): the shim.
@@ -112,20 +118,7 @@ pub fn is_shim_binary(path: &Path) -> bool {
 /// (so a shim directory listed twice, or `$HERDR_BIN_PATH` naming the shim, never loops).
 pub fn find_real(path: &OsStr, me: Option<&Path>) -> Option<PathBuf> {
     let me = me.and_then(file_id);
-    let dirs: Vec<PathBuf> = std::env::split_paths(path)
-        .map(|d| {
-            if d.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                d
-            }
-        })
-        .collect();
-    let candidates: Vec<PathBuf> = dirs
-        .iter()
-        .map(|d| d.join(NAME))
-        .filter(|c| executable(c))
-        .collect();
+    let candidates: Vec<PathBuf> = candidates(path).collect();
     let own = candidates.iter().position(|c| is_a_shim(c, me));
     let after = own.map_or(0, |i| i + 1);
     candidates[after..]
