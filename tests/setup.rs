@@ -671,7 +671,9 @@ fn herdr_bin_path_snippet_is_one_line_everywhere_and_does_what_it_says() {
         let text = fs::read_to_string(root.join(rel)).unwrap();
         let lines: Vec<&str> = text
             .lines()
-            .filter(|l| l.starts_with("if [ \"${HERDR_ENV:-}\" = 1 ]"))
+            .filter(|l| {
+                l.starts_with("if [ \"${HERDR_ENV:-}\" = 1 ]") && l.contains("HERDR_BIN_PATH")
+            })
             .collect();
         assert_eq!(lines.len(), 1, "{rel} gives the snippet once");
         lines[0].to_string()
