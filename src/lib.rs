@@ -18,6 +18,7 @@ pub mod identity;
 pub mod limits;
 pub mod oplog;
 pub mod ops;
+pub mod presence;
 pub mod presentation;
 pub mod protocol;
 pub mod request;

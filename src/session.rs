@@ -24,6 +24,12 @@ pub fn is_active(key: &str) -> bool {
     sessions().get(key).copied().unwrap_or(false)
 }
 
+/// Whether any session of this process is active (what the process's presence answers,
+/// [`crate::presence`]).
+pub fn any_active() -> bool {
+    sessions().values().any(|&a| a)
+}
+
 /// Activates `key` (registering it if needed); true only when this call moved it from dormant.
 pub fn activate(key: &str) -> bool {
     let mut map = sessions();

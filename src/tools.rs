@@ -241,6 +241,21 @@ pub fn call_in_style(
         };
     };
     let tools_changed = session::activate(session);
+    if tools_changed {
+        // Answer the exec-boundary guard and the hooks of this process's children: a process
+        // with any active session counts (docs/guard.md, "The exec boundary").
+        if let Err(detail) = crate::presence::serve_self(session::any_active) {
+            oplog::record(&oplog::Entry {
+                session,
+                tool: "guard",
+                action: Some("presence"),
+                calls: &[],
+                code: "presence_failed",
+                detail: &detail,
+                elapsed: started.elapsed(),
+            });
+        }
+    }
     let herdr = Herdr::new(&herdr_env);
     let activation_call = matches!(route, Route::Activate);
     let result = match route {

@@ -9,8 +9,8 @@
 mod harness;
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use harness::{World, WORLD};
@@ -233,7 +233,8 @@ fn claude_session_id_must_match_the_servers() {
     );
 }
 
-/// The base directory the binary uses (same rule as src/bin/herdr-link/activation.rs).
+/// The base directory the former activation files used (the same rule as the binary's private
+/// runtime directory): nothing of the activation may appear there any more.
 fn base_dir() -> PathBuf {
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
@@ -250,37 +251,61 @@ fn start_time(pid: i32) -> u64 {
     rest.split_whitespace().nth(19).unwrap().parse().unwrap()
 }
 
-fn mode(p: &Path) -> u32 {
-    std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777
+fn parent_of(pid: i32) -> i32 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &text[text.rfind(')').unwrap() + 1..];
+    rest.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Abstract socket names in the socket table that start with `prefix` (`@` for the NUL).
+fn listed(prefix: &str) -> Vec<String> {
+    let table = std::fs::read_to_string("/proc/net/unix").unwrap();
+    let mut names: Vec<String> = table
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(7))
+        .filter(|n| n.starts_with(prefix))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 #[test]
-fn state_is_private_holds_no_ids_and_goes_with_the_server() {
+fn activation_is_a_live_socket_of_the_server_never_a_file() {
     let w = World::new(WORLD);
     let mut h = Host::start();
     let pid = h.pid();
-    let host_dir = base_dir().join(format!("{pid}-{}", start_time(pid)));
-    h.start_mcp(&w.inside());
-    assert!(!host_dir.exists(), "a dormant server writes nothing");
-    h.activate();
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
-    assert_eq!(mode(&base_dir()), 0o700);
-    assert_eq!(mode(&host_dir), 0o700);
-    let files: Vec<_> = std::fs::read_dir(&host_dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    assert_eq!(mode(&files[0]), 0o600);
-    assert_eq!(std::fs::metadata(&files[0]).unwrap().uid(), uid);
-    let text = std::fs::read_to_string(&files[0]).unwrap();
-    assert_eq!(text, "herdr-link-activation/1\nsession \nactive\n");
+    let prefix = format!("@herdr-link/active/{uid}/{pid}-{}/", start_time(pid));
+    let host_dir = base_dir().join(format!("{pid}-{}", start_time(pid)));
+    h.start_mcp(&w.inside());
+    assert_eq!(
+        listed(&prefix),
+        Vec::<String>::new(),
+        "a dormant server answers nothing"
+    );
+    h.activate();
+    let names = listed(&prefix);
+    assert_eq!(names.len(), 1, "{names:?}");
+    // The holder named is the server, a child of the host; the name holds no Herdr id.
+    let holder: i32 = names[0][prefix.len()..].parse().unwrap();
+    assert_eq!(parent_of(holder), pid);
     for id in ["w1", "p1", "brain", "HERDR"] {
-        assert!(!text.contains(id), "{id} in {text:?}");
+        assert!(!names[0].contains(id), "{id} in {names:?}");
     }
+    assert!(
+        !host_dir.exists(),
+        "activation written to {}",
+        host_dir.display()
+    );
     h.stop_mcp();
-    assert!(!host_dir.exists(), "an exiting server removes its state");
+    assert_eq!(
+        listed(&prefix),
+        Vec::<String>::new(),
+        "gone with the server"
+    );
 }
 
 #[test]

@@ -10,8 +10,31 @@ use std::process::{Command, Output};
 
 use harness::{fake_bin, link_bin, World, WORLD};
 
+/// A PATH as in a pane set up by `herdr-link setup`: the herdr shim first, then the (fake) real
+/// Herdr, then the test's own PATH.
+fn shim_first_path() -> String {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let d = std::env::temp_dir().join(format!("herdr-link-doctor-shim-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("shim")).unwrap();
+        std::fs::create_dir_all(d.join("real")).unwrap();
+        std::os::unix::fs::symlink(link_bin(), d.join("shim/herdr")).unwrap();
+        std::os::unix::fs::symlink(fake_bin(), d.join("real/herdr")).unwrap();
+        d
+    });
+    format!(
+        "{}:{}:{}",
+        dir.join("shim").display(),
+        dir.join("real").display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// Runs doctor with `env` (PATH, unless `env` sets it: [`shim_first_path`]).
 fn doctor(env: &[(String, String)], args: &[&str]) -> (i32, Vec<String>) {
     let mut cmd = Command::new(link_bin());
+    cmd.env("PATH", shim_first_path());
     cmd.arg("doctor").args(args);
     for k in [
         "HERDR_ENV",
@@ -67,11 +90,16 @@ fn healthy_pane_passes_every_check() {
         "self record",
         "agent name",
         "peers",
+        "herdr shim",
         "operator log",
         "settings",
     ] {
         assert!(line(&lines, check).starts_with("PASS "), "{lines:#?}");
     }
+    assert!(
+        line(&lines, "herdr shim").contains("shim/herdr is first on PATH; it runs"),
+        "{lines:#?}"
+    );
     assert!(line(&lines, "herdr binary").contains("herdr 0.8.0"));
     assert!(line(&lines, "self record").contains("w1:p1"));
     assert!(line(&lines, "agent name").ends_with("brain"));
@@ -83,12 +111,38 @@ fn healthy_pane_passes_every_check() {
     assert!(line(&lines, "operator log").contains(&log.display().to_string()));
     assert!(!log.exists(), "doctor must not create the log");
     assert!(line(&lines, "settings").contains("call limit 10000 ms, start limit 45000 ms"));
-    assert_eq!(lines.len(), 8, "seven checks and a summary: {lines:#?}");
+    assert_eq!(lines.len(), 9, "eight checks and a summary: {lines:#?}");
     assert_eq!(
         lines.last().unwrap(),
-        "herdr-link doctor: all 7 checks passed"
+        "herdr-link doctor: all 8 checks passed"
     );
     assert_read_only(&w);
+}
+
+#[test]
+fn shim_not_first_on_path_fails_and_says_why() {
+    let w = World::new(WORLD);
+    let real = w.dir.join("real");
+    std::fs::create_dir_all(&real).unwrap();
+    std::os::unix::fs::symlink(fake_bin(), real.join("herdr")).unwrap();
+    let mut env = w.inside();
+    env.push(("PATH".into(), format!("{}:/usr/bin:/bin", real.display())));
+    let (code, lines) = doctor(&env, &[]);
+    assert_eq!(code, 1, "{lines:#?}");
+    let shim = line(&lines, "herdr shim");
+    assert!(shim.starts_with("FAIL "), "{shim}");
+    assert!(shim.contains("not the herdr shim"), "{shim}");
+    // The shim first with nothing after it: every herdr call would fail.
+    let only = w.dir.join("only");
+    std::fs::create_dir_all(&only).unwrap();
+    std::os::unix::fs::symlink(link_bin(), only.join("herdr")).unwrap();
+    let mut env = w.inside();
+    env.push(("PATH".into(), format!("{}:/usr/bin:/bin", only.display())));
+    let (_, lines) = doctor(&env, &[]);
+    assert!(
+        line(&lines, "herdr shim").contains("no real `herdr` follows it"),
+        "{lines:#?}"
+    );
 }
 
 #[test]
@@ -120,9 +174,10 @@ fn outside_herdr_fails_with_exit_1() {
         assert!(line(&lines, check).starts_with("SKIP "), "{lines:#?}");
     }
     assert!(line(&lines, "operator log").starts_with("PASS "));
+    assert!(line(&lines, "herdr shim").contains("no `herdr` on PATH at all"));
     assert_eq!(
         lines.last().unwrap(),
-        "herdr-link doctor: 2 failed, 3 skipped, 2 passed"
+        "herdr-link doctor: 3 failed, 3 skipped, 2 passed"
     );
 }
 
@@ -149,7 +204,7 @@ fn broken_binary_and_unknown_pane_fail() {
     assert!(line(&lines, "peers").starts_with("SKIP "));
     assert_eq!(
         lines.last().unwrap(),
-        "herdr-link doctor: 1 failed, 2 skipped, 4 passed"
+        "herdr-link doctor: 1 failed, 2 skipped, 5 passed"
     );
 
     let (code, lines) = doctor(&w.inside(), &["--pane", "w2:p1"]);
@@ -267,9 +322,11 @@ fn missing_bin_path_alone_gets_the_exact_fix() {
     );
     assert!(bin.contains("before 0.8.2"), "0.8.0 gets the note: {bin}");
     assert!(line(&lines, "agent name").ends_with("brain"));
+    // That PATH has no shim in front of Herdr.
+    assert!(line(&lines, "herdr shim").starts_with("FAIL "));
     assert_eq!(
         lines.last().unwrap(),
-        "herdr-link doctor: 1 failed, 0 skipped, 6 passed"
+        "herdr-link doctor: 2 failed, 0 skipped, 6 passed"
     );
 
     // No herdr on PATH: the fix names a placeholder.

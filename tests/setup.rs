@@ -72,7 +72,11 @@ impl Home {
                 .collect();
             entries.sort();
             for p in entries {
-                if p.is_dir() {
+                let meta = fs::symlink_metadata(&p).unwrap();
+                if meta.file_type().is_symlink() {
+                    let target = fs::read_link(&p).unwrap();
+                    out.push((p.clone(), target.as_os_str().as_encoded_bytes().to_vec()));
+                } else if meta.is_dir() {
                     walk(&p, out);
                 } else {
                     out.push((p.clone(), fs::read(&p).unwrap()));
@@ -204,6 +208,17 @@ fn claude_user_level_merges_backs_up_is_idempotent_and_uninstalls() {
                 "command":"'/opt/herdr link/bin/herdr-link' guard --host claude"}]}
         ])
     );
+    // The shim: its link, and the SessionStart hook that puts it first on PATH.
+    let shim = h.home().join(".local/share/herdr-link/shim");
+    assert_eq!(
+        fs::read_link(shim.join("herdr")).unwrap(),
+        PathBuf::from(bin)
+    );
+    assert_eq!(
+        settings["hooks"]["SessionStart"],
+        json!([{"hooks":[{"type":"command",
+            "command":format!("'/opt/herdr link/bin/herdr-link' shim-env --dir {}", shim.display())}]}])
+    );
     assert!(
         h.read("home/.claude/settings.json")
             .contains("\n    \"permissions\""),
@@ -224,10 +239,12 @@ fn claude_user_level_merges_backs_up_is_idempotent_and_uninstalls() {
         after_first,
         "second run changed files:\n{out}"
     );
-    assert_eq!(out.matches("unchanged ").count(), 2, "{out}");
+    assert_eq!(out.matches("unchanged ").count(), 3, "{out}");
 
-    // Uninstall: the user's config as it was (same values, same key order).
-    ok(&h.setup(&["claude", "--uninstall", "--bin", bin]));
+    // Uninstall: the user's config as it was (same values, same key order); the shared shim
+    // link stays.
+    let out = ok(&h.setup(&["claude", "--uninstall", "--bin", bin]));
+    assert!(out.contains("kept "), "{out}");
     let cfg: Value = serde_json::from_str(&h.read("home/.claude.json")).unwrap();
     assert_eq!(cfg, serde_json::from_str::<Value>(CLAUDE_JSON).unwrap());
     assert_eq!(
@@ -265,7 +282,13 @@ fn claude_project_level_with_a_current_herdr_pins_nothing() {
     let settings: Value = serde_json::from_str(&h.read("proj/.claude/settings.json")).unwrap();
     assert_eq!(
         settings,
-        json!({"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"/usr/bin/herdr-link guard --host claude"}]}]}})
+        json!({"hooks":{
+            "PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"/usr/bin/herdr-link guard --host claude"}]}],
+            "SessionStart":[{"hooks":[{"type":"command","command":format!(
+                "/usr/bin/herdr-link shim-env --dir {}",
+                h.home().join(".local/share/herdr-link/shim").display()
+            )}]}]
+        }})
     );
     assert!(!h.home().join(".claude.json").exists());
     assert!(h.backups().is_empty(), "new files need no backup");
@@ -546,6 +569,9 @@ for (const [tool, command] of [["bash", "herdr agent wait reviewer"], ["bash", "
     results.push("block: " + e.message);
   }}
 }}
+const env = {{ env: {{}} }};
+await hooks["shell.env"]({{ cwd: "/" }}, env);
+results.push(env.env.PATH ?? "no PATH");
 console.log(JSON.stringify(results));
 "#,
         module = module.display().to_string()
@@ -554,6 +580,7 @@ console.log(JSON.stringify(results));
         let out = Command::new("node")
             .args(["--input-type=module", "-e", &script])
             .env("HERDR_ENV", herdr_env)
+            .env("PATH", format!("{}:/usr/bin:/bin", node_dir().display()))
             .output()
             .expect("node is needed for this test");
         assert!(
@@ -563,9 +590,14 @@ console.log(JSON.stringify(results));
         );
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
+    let shim = h.home().join(".local/share/herdr-link/shim");
     assert_eq!(
         run("1"),
-        r#"["block: use herdr_link_send","allow","allow"]"#
+        format!(
+            r#"["block: use herdr_link_send","allow","allow","{}:{}:/usr/bin:/bin"]"#,
+            shim.display(),
+            node_dir().display()
+        )
     );
     let log = fs::read_to_string(&seen).unwrap();
     assert_eq!(log.matches("guard --host opencode").count(), 2, "{log}");
@@ -575,8 +607,59 @@ console.log(JSON.stringify(results));
         json!({"tool":"bash","sessionID":"ses_1","args":{"command":"herdr agent wait reviewer"}})
     );
     fs::remove_file(&seen).unwrap();
-    assert_eq!(run("0"), r#"["allow","allow","allow"]"#);
+    assert_eq!(run("0"), r#"["allow","allow","allow","no PATH"]"#);
     assert!(!seen.exists(), "outside Herdr the guard never runs");
+}
+
+/// The directory of the `node` on the test's PATH.
+fn node_dir() -> PathBuf {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .find(|d| d.join("node").is_file())
+        .expect("node is needed for this test")
+}
+
+/// Codex runs shell commands through a login shell: setup puts the shim line at the end of the
+/// login profile (after the user's own PATH changes), once, and uninstall takes it out again.
+#[test]
+fn codex_login_profile_puts_the_shim_first() {
+    let h = Home::new("codex-profile");
+    let mine = "export PATH=\"$HOME/bin:$PATH\"\n";
+    h.write("home/.bash_profile", mine);
+    let herdr = h.herdr("0.8.2");
+    let run = |args: &[&str]| {
+        Command::new(BIN)
+            .args(["setup", "codex", "--bin", "/usr/bin/herdr-link", "--herdr"])
+            .arg(&herdr)
+            .args(args)
+            .env_clear()
+            .env("HOME", h.home())
+            .env("SHELL", "/bin/bash")
+            .output()
+            .unwrap()
+    };
+    ok(&run(&[]));
+    ok(&run(&[]));
+    let profile = h.read("home/.bash_profile");
+    assert!(profile.starts_with(mine), "{profile}");
+    assert_eq!(profile.matches("herdr-link/shim").count(), 2, "{profile}");
+    // A login shell reading it inside Herdr finds the shim first.
+    let out = Command::new("bash")
+        .args(["-lc", "printf %s \"$PATH\""])
+        .env_clear()
+        .env("HOME", h.home())
+        .env("HERDR_ENV", "1")
+        .output()
+        .unwrap();
+    let path = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        path.starts_with(&format!(
+            "{}:",
+            h.home().join(".local/share/herdr-link/shim").display()
+        )),
+        "{path}"
+    );
+    ok(&run(&["--uninstall"]));
+    assert_eq!(h.read("home/.bash_profile"), mine);
 }
 
 /// The one-line export for in-process hosts: the same line in every doc that gives it (and in
@@ -588,7 +671,9 @@ fn herdr_bin_path_snippet_is_one_line_everywhere_and_does_what_it_says() {
         let text = fs::read_to_string(root.join(rel)).unwrap();
         let lines: Vec<&str> = text
             .lines()
-            .filter(|l| l.starts_with("if [ \"${HERDR_ENV:-}\" = 1 ]"))
+            .filter(|l| {
+                l.starts_with("if [ \"${HERDR_ENV:-}\" = 1 ]") && l.contains("HERDR_BIN_PATH")
+            })
             .collect();
         assert_eq!(lines.len(), 1, "{rel} gives the snippet once");
         lines[0].to_string()
@@ -637,4 +722,33 @@ fn herdr_bin_path_snippet_is_one_line_everywhere_and_does_what_it_says() {
     fs::create_dir_all(h.root.join("pkg")).unwrap();
     let out = ok(&h.setup(&["pi", "--package", "pkg"]));
     assert!(out.contains(&snippet), "{out}");
+}
+
+/// The shim's PATH line in docs/setup.md: inside Herdr it puts `~/.local/share/herdr-link/shim`
+/// first, once; outside Herdr it changes nothing.
+#[test]
+fn shim_path_line_in_the_docs_does_what_it_says() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = fs::read_to_string(root.join("docs/setup.md")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(r#"if [ "${HERDR_ENV:-}" = 1 ]; then case"#))
+        .expect("docs/setup.md gives the shim's PATH line");
+    let run = |herdr_env: &str| {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("{line}\n{line}\nprintf %s \"$PATH\""))
+            .env_clear()
+            .env("HOME", "/home/u")
+            .env("PATH", "/usr/bin:/bin")
+            .env("HERDR_ENV", herdr_env)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        run("1"),
+        "/home/u/.local/share/herdr-link/shim:/usr/bin:/bin"
+    );
+    assert_eq!(run("0"), "/usr/bin:/bin");
 }

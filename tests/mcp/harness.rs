@@ -310,6 +310,14 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Kills the server (SIGKILL: no goodbye of any kind) and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         if let Ok(None) = self.child.try_wait() {

@@ -13,6 +13,9 @@
 // It runs the library's Bash guard (hl_bash_guard_in_style, style "gateway")
 // on every `bash` call in `tool.execute.before`.
 
+import { existsSync } from "node:fs"
+import { homedir } from "node:os"
+import { join } from "node:path"
 import { tool, type Hooks, type Plugin } from "@opencode-ai/plugin"
 import { loadLibrary, type HerdrLinkLibrary } from "./native.js"
 import { zodShapeFromJsonSchema } from "./schema.js"
@@ -38,6 +41,17 @@ let instances = 0
 /** Herdr sets these in every managed pane; without them the library offers nothing either. */
 function inHerdrPane(env: NodeJS.ProcessEnv): boolean {
   return env.HERDR_ENV === "1" && !!env.HERDR_BIN_PATH && !!env.HERDR_PANE_ID
+}
+
+/**
+ * The herdr shim's directory (`herdr-link setup` links `herdr` there): Herdr's CLI front, which
+ * refuses a wait of an active session where the command really runs. Undefined when not
+ * installed.
+ */
+function shimDir(env: NodeJS.ProcessEnv): string | undefined {
+  const data = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share")
+  const dir = join(data, "herdr-link", "shim")
+  return existsSync(join(dir, "herdr")) ? dir : undefined
 }
 
 function parseJson<T>(text: string, what: string): T {
@@ -130,6 +144,16 @@ export const HerdrLinkPlugin: Plugin = async () => {
       if (typeof contract !== "string" || contract === "") return
       if (output.system.some((part) => typeof part === "string" && part.includes(contract))) return
       output.system.push(contract)
+    },
+
+    // The herdr shim first on PATH for every shell command OpenCode runs: a `herdr` any program
+    // starts (python, make, a script) is judged by its real argv against this process's
+    // activation (the library answers for it once a session is active).
+    "shell.env": async (_input, output) => {
+      const dir = shimDir(process.env)
+      if (!dir) return
+      const path = output.env.PATH ?? process.env.PATH ?? ""
+      if (!path.split(":").includes(dir)) output.env.PATH = path ? `${dir}:${path}` : dir
     },
 
     // The Bash guard (hl_bash_guard) for this OpenCode session: throwing blocks the call and

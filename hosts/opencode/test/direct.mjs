@@ -11,6 +11,7 @@ const presentationFn = lib.func("hl_presentation", Owned, ["str"])
 const toolCallFn = lib.func("hl_tool_call", Owned, ["str"])
 const sessionStartFn = lib.func("hl_session_start", "void", ["str"])
 const isActiveFn = lib.func("hl_is_active", "int32_t", ["str"])
+const sessionEndFn = lib.func("hl_session_end", "void", ["str"])
 
 let n = 0
 /** A session key of the test's own, never used by the plugin. */
@@ -52,5 +53,9 @@ export function guardActive(command, style = "gateway") {
     reason = koffi.decode(out[0], "char", -1)
     hlFree(out[0])
   }
+  // End it again: a process with an active session answers for itself to the herdr shim and
+  // the guard hook (docs/guard.md, "Activation presence"), and this test process is the host
+  // of the hooks and servers the tests start.
+  sessionEndFn(session)
   return { code, reason }
 }

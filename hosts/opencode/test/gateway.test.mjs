@@ -39,6 +39,7 @@ test("registers only the herdr_link gateway, the system transform, and no tool.d
     "dispose",
     "event",
     "experimental.chat.system.transform",
+    "shell.env",
     "tool",
     "tool.execute.before",
   ])

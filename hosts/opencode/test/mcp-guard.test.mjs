@@ -18,6 +18,7 @@ const BIN = process.env.HERDR_LINK_BIN ? resolve(process.env.HERDR_LINK_BIN) : "
 if (!BIN || !existsSync(BIN)) throw new Error(`HERDR_LINK_BIN=${BIN}: the herdr-link binary is required (see run-tests.sh)`)
 const PLUGIN_SOURCE = join(ROOT, "..", "..", "src", "bin", "herdr-link", "setup", "opencode-guard.js")
 const WAIT = "herdr agent wait worker"
+const SHIM_DIR = "/home/u/.local/share/herdr-link/shim"
 const PROMPT_WAIT = "herdr agent prompt worker hi --wait"
 
 /** Writes the plugin exactly as setup does (the binary path as a JSON string) and loads it. */
@@ -25,7 +26,10 @@ async function loadGuardPlugin() {
   const source = readFileSync(PLUGIN_SOURCE, "utf8")
   assert.ok(source.includes("__HERDR_LINK_BIN__"))
   const file = join(tempDir("herdr-link-mcp-guard-"), "herdr-link-guard.js")
-  writeFileSync(file, source.replace("__HERDR_LINK_BIN__", JSON.stringify(BIN)))
+  writeFileSync(
+    file,
+    source.replace("__HERDR_LINK_BIN__", JSON.stringify(BIN)).replace("__HERDR_LINK_SHIM_DIR__", JSON.stringify(SHIM_DIR)),
+  )
   const mod = await import(pathToFileURL(file).href)
   const plugins = [...new Set(Object.values(mod))]
   assert.equal(plugins.length, 1)
@@ -100,6 +104,16 @@ test("the MCP-route guard plugin shares the server's activation", async () => {
     server.child.kill("SIGKILL")
   }
   assert.deepEqual(world.calls().filter((a) => a.includes("wait")), [])
+})
+
+test("the guard plugin puts the herdr shim first on PATH for shell commands inside Herdr", async () => {
+  const hooks = await loadGuardPlugin()
+  const out = { env: {} }
+  await hooks["shell.env"]({ cwd: process.cwd() }, out)
+  assert.equal(out.env.PATH, `${SHIM_DIR}:${process.env.PATH}`)
+  const again = { env: { PATH: out.env.PATH } }
+  await hooks["shell.env"]({ cwd: process.cwd() }, again)
+  assert.equal(again.env.PATH, out.env.PATH, "once")
 })
 
 test("outside Herdr the plugin does not even run the hook", async () => {

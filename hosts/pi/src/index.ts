@@ -7,6 +7,9 @@
 // Contract as its own text block of the result that carries it, and in the system prompt from
 // the next user prompt on).
 
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { loadHerdrLink, type HerdrLink, type PresentedTool } from "./native.ts";
 
@@ -17,6 +20,20 @@ const CATALOG_SESSION = "pi:catalog";
 /** True when Herdr set the variables the library needs; used only to explain a missing library. */
 function insideHerdr(env: NodeJS.ProcessEnv): boolean {
   return env.HERDR_ENV === "1" && !!env.HERDR_BIN_PATH && !!env.HERDR_PANE_ID;
+}
+
+/**
+ * Puts the herdr shim (`herdr-link setup` links `herdr` into `$XDG_DATA_HOME/herdr-link/shim`)
+ * first on this process's PATH, which Pi's bash tool gives every command: a `herdr` any program
+ * starts (python, make, a script) is then judged by its real argv against this process's
+ * activation, which the library answers for once a session is active.
+ */
+function putShimFirst(env: NodeJS.ProcessEnv): void {
+  const data = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
+  const dir = join(data, "herdr-link", "shim");
+  if (!existsSync(join(dir, "herdr"))) return;
+  const path = env.PATH ?? "";
+  if (!path.split(":").includes(dir)) env.PATH = path ? `${dir}:${path}` : dir;
 }
 
 /** "herdr_link_start" -> "Herdr Link Start" (Pi wants a human label for its UI). */
@@ -44,6 +61,7 @@ export default function herdrLink(pi: ExtensionAPI): void {
 
   const catalog = link.presentation({ session: CATALOG_SESSION, style: STYLE, view: "catalog" }).tools;
   if (catalog.length === 0) return; // Outside Herdr: register nothing, handle nothing.
+  putShimFirst(process.env);
   const catalogNames = catalog.map((tool) => tool.name);
 
   /** Names the library shows the session now (dormant: the gateway; active: every tool). */

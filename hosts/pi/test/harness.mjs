@@ -38,7 +38,11 @@ export function requirements() {
     join(REPO_DIR, "target", "release", "herdr"),
     join(REPO_DIR, "target", "debug", "herdr"),
   ]);
-  return { piCli, piVersion: piManifest.version, lib, fake };
+  const bin = firstExisting("HERDR_LINK_BIN", [
+    join(REPO_DIR, "target", "release", "herdr-link"),
+    join(REPO_DIR, "target", "debug", "herdr-link"),
+  ]);
+  return { piCli, piVersion: piManifest.version, lib, fake, bin };
 }
 
 function firstExisting(envName, fallbacks) {

@@ -3,8 +3,8 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { PACKAGE_DIR, PiRpc, makeWorld, piCommand, readJsonLines, removeWorlds, requirements } from "./harness.mjs";
 
@@ -310,6 +310,60 @@ describe("inside Herdr (fake)", () => {
     assert.ok(!request.system.includes(CONTRACT_HEAD), "no Contract in the new session");
     assert.equal(run.toolResult("bash").isError, false);
     assert.ok(existsSync(marker), "the guard is off again");
+  });
+});
+
+describe("inside Herdr (fake): the herdr shim at the exec boundary", () => {
+  // Programs the text guard cannot follow; each ends in an exec of `herdr` through PATH, which
+  // the extension puts the shim first on. The wait's output (pane ids) stays out of the model's
+  // view.
+  const PY_WAIT = `python3 -c "import subprocess,sys; sys.exit(subprocess.run(['herdr','agent','wait','worker'],stdout=subprocess.DEVNULL).returncode)"; echo "py-exit=$?"`;
+  const MAKE_WAIT = `make -s -f herdr-wait.mk; echo "make-exit=$?"`;
+  const LIST = `herdr agent list >/dev/null && echo list-ran; echo "herdr-is=$(command -v herdr)"`;
+  let dirs;
+  let pi;
+  let shim;
+  const waits = () =>
+    readJsonLines(`${dirs.state}.argv.jsonl`).filter((e) => e.argv.includes("agent") && e.argv.includes("wait"));
+  const bash = async (command) => {
+    const run = await pi.prompt([{ tool: "bash", args: { command } }, { text: "done" }]);
+    return run.toolResult("bash").text;
+  };
+  before(() => {
+    dirs = makeWorld(req, WORLD);
+    // What `herdr-link setup` creates for every host: $XDG_DATA_HOME/herdr-link/shim/herdr.
+    shim = join(dirs.home, ".local", "share", "herdr-link", "shim");
+    mkdirSync(shim, { recursive: true });
+    symlinkSync(req.bin, join(shim, "herdr"));
+    writeFileSync(join(dirs.project, "herdr-wait.mk"), "all:\n\therdr agent wait worker >/dev/null\n");
+    // The real (fake) Herdr on PATH, as in a Herdr pane; the extension puts the shim before it.
+    const path = `${dirname(req.fake)}:${process.env.PATH}`;
+    pi = new PiRpc(req, dirs, { ...herdrEnv(req), PATH: path });
+  });
+  after(async () => {
+    if (pi) await pi.close();
+  });
+
+  test("dormant: the shim is first on PATH and waits reach Herdr", async () => {
+    const list = await bash(LIST);
+    assert.match(list, /list-ran/);
+    assert.ok(list.includes(`herdr-is=${join(shim, "herdr")}`), list);
+    assert.match(await bash(PY_WAIT), /py-exit=0/);
+    assert.match(await bash(MAKE_WAIT), /make-exit=0/);
+    assert.equal(waits().length, 2);
+  });
+
+  test("active: the shim refuses the waits (77, the guard's reason); agent list still runs", async () => {
+    const run = await pi.prompt([{ tool: GATEWAY, args: {} }, { text: "activated" }]);
+    assert.equal(JSON.parse(run.toolResult(GATEWAY).text).status, "active");
+    const py = await bash(PY_WAIT);
+    assert.match(py, /py-exit=77/);
+    assert.match(py, /Blocked by Herdr Link/);
+    const make = await bash(MAKE_WAIT);
+    assert.match(make, /make-exit=2/);
+    assert.match(make, /Error 77/);
+    assert.match(await bash(LIST), /list-ran/);
+    assert.equal(waits().length, 2, JSON.stringify(waits()));
   });
 });
 

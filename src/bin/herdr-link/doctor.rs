@@ -243,6 +243,45 @@ fn writable(path: &Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
 }
 
+/// Whether the herdr shim is the first `herdr` on this pane's PATH (the exec-boundary guard,
+/// docs/guard.md), and which real Herdr it runs.
+fn shim_check() -> Check {
+    const NAME: &str = "herdr shim";
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let Some(first) = crate::shim::first_on_path(&path) else {
+        return fail(NAME, "no `herdr` on PATH at all");
+    };
+    if !crate::shim::is_shim_binary(&first) {
+        return fail(
+            NAME,
+            format!(
+                "the first `herdr` on PATH is {}, not the herdr shim: a wait a program starts in \
+                 this pane is not judged where it runs (herdr-link setup; docs/setup.md, \
+                 \"The herdr shim\")",
+                first.display()
+            ),
+        );
+    }
+    let me = std::env::current_exe().ok();
+    match crate::shim::find_real(&path, me.as_deref()) {
+        Some(real) => pass(
+            NAME,
+            format!(
+                "{} is first on PATH; it runs {} (and refuses waits of an active session)",
+                first.display(),
+                real.display()
+            ),
+        ),
+        None => fail(
+            NAME,
+            format!(
+                "{} is first on PATH but no real `herdr` follows it: every herdr call fails",
+                first.display()
+            ),
+        ),
+    }
+}
+
 /// Invalid `HERDR_LINK_*` values fail (each naming the default used instead).
 fn settings() -> Check {
     let bad = env::invalid_settings();
@@ -420,6 +459,7 @@ pub fn run(pane: Option<String>) -> i32 {
             checks.push(skip(name, "skipped: the herdr binary does not run"));
         }
     }
+    checks.push(shim_check());
     checks.push(log_target(log.as_deref()));
     checks.push(settings());
     let count = |s: Status| checks.iter().filter(|c| c.status == s).count();

@@ -2,7 +2,7 @@
 //!
 //! Reads the host's hook JSON on stdin, judges the shell command with the library's guard
 //! ([`herdr_link::guard::judge`], the analysis behind `hl_bash_guard`), and blocks only when the
-//! verdict blocks **and** the MCP server of the same host session recorded activation
+//! verdict blocks **and** the MCP server of the same host session answers that it is active
 //! ([`crate::activation`]). A block is exit status 2 with the guard's reason on stderr (the
 //! form Claude Code and Codex both take as "deny, tell the model this"); everything else is
 //! exit 0 with nothing written. Bad or unexpected input always allows, with one line in the
@@ -115,12 +115,15 @@ fn parse(host: Host, input: &[u8]) -> Result<(String, Option<String>), (String, 
     Ok((command.to_string(), session))
 }
 
-/// The whole decision for one input; `lookup` reads the shared activation (called only when
-/// the command would be blocked in an active session).
+/// The whole decision for one input; `lookup` asks the host's live server whether it is
+/// active for a Claude Code session id (called only when the command would be blocked in an
+/// active session). Only Claude Code gives both sides its session id, so only its id is asked
+/// with; elsewhere an id in the server's environment (leaked from an outer Claude Code) means
+/// nothing.
 pub fn decide(
     host: Host,
     input: &[u8],
-    lookup: impl FnOnce() -> Result<Lookup, String>,
+    lookup: impl FnOnce(Option<&str>) -> Result<Lookup, String>,
 ) -> Decision {
     let (command, session) = match parse(host, input) {
         Ok(p) => p,
@@ -130,7 +133,12 @@ pub fn decide(
     let Some(reason) = verdict.reason_for(host.send_form()) else {
         return Decision::allow(None, session);
     };
-    match lookup() {
+    let asked = if host == Host::Claude {
+        session.as_deref()
+    } else {
+        None
+    };
+    match lookup(asked) {
         Err(e) => Decision::allow(
             Some(format!(
                 "verdict {} but the activation state is unreadable: {e}",
@@ -139,30 +147,22 @@ pub fn decide(
             session,
         ),
         Ok(Lookup::Dormant) => Decision::allow(
-            Some(format!("verdict {} in a dormant session", verdict.code())),
+            Some(format!(
+                "verdict {} in a dormant session (or Link active in another Claude Code session)",
+                verdict.code()
+            )),
             session,
         ),
-        // Only Claude Code gives both sides its session id; elsewhere a recorded id (leaked
-        // into the server's environment from an outer Claude Code) means nothing.
-        Ok(Lookup::Active { session: recorded }) => match (&recorded, &session) {
-            (Some(r), Some(s)) if host == Host::Claude && r != s => Decision::allow(
-                Some(format!(
-                    "verdict {}: Link was activated in host session {r}, not {s}",
-                    verdict.code()
-                )),
-                session,
-            ),
-            _ => Decision {
-                block: Some(reason),
-                log: Some((
-                    match verdict {
-                        Verdict::BlockEndTurn => "block_end_turn",
-                        _ => "block",
-                    },
-                    String::new(),
-                )),
-                session,
-            },
+        Ok(Lookup::Active) => Decision {
+            block: Some(reason),
+            log: Some((
+                match verdict {
+                    Verdict::BlockEndTurn => "block_end_turn",
+                    _ => "block",
+                },
+                String::new(),
+            )),
+            session,
         },
     }
 }
@@ -215,9 +215,19 @@ mod tests {
     const PROMPT: &str = r#"{"session_id":"s1","tool_name":"Bash","tool_input":{"command":"herdr agent prompt beta hi --wait"}}"#;
     const LS: &str = r#"{"session_id":"s1","tool_name":"Bash","tool_input":{"command":"ls -la"}}"#;
 
-    fn active(session: Option<&str>) -> impl FnOnce() -> Result<Lookup, String> {
+    /// A live server recording `session` (its Claude Code session id), answering as the
+    /// presence socket does.
+    fn active(session: Option<&str>) -> impl FnOnce(Option<&str>) -> Result<Lookup, String> {
         let session = session.map(str::to_string);
-        move || Ok(Lookup::Active { session })
+        move |asked| {
+            Ok(
+                if herdr_link::presence::answer_for(true, session.as_deref(), asked) {
+                    Lookup::Active
+                } else {
+                    Lookup::Dormant
+                },
+            )
+        }
     }
 
     #[test]
@@ -234,16 +244,16 @@ mod tests {
         assert!(!d.block.unwrap().contains("herdr_link_send"));
         let d = decide(Host::Claude, PROMPT.as_bytes(), active(None));
         assert_eq!(d.block, Verdict::Block.reason());
-        let d = decide(Host::Claude, WAIT.as_bytes(), || Ok(Lookup::Dormant));
+        let d = decide(Host::Claude, WAIT.as_bytes(), |_| Ok(Lookup::Dormant));
         assert_eq!(d.block, None);
         assert!(d.log.unwrap().1.contains("dormant"));
-        let d = decide(Host::Claude, WAIT.as_bytes(), || Err("boom".into()));
+        let d = decide(Host::Claude, WAIT.as_bytes(), |_| Err("boom".into()));
         assert_eq!(d.block, None);
     }
 
     #[test]
     fn allowed_commands_never_read_the_state() {
-        let d = decide(Host::Claude, LS.as_bytes(), || panic!("looked up"));
+        let d = decide(Host::Claude, LS.as_bytes(), |_| panic!("looked up"));
         assert_eq!(d, Decision::allow(None, Some("s1".into())));
     }
 

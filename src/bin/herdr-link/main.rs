@@ -1,6 +1,7 @@
 //! `herdr-link`: the Herdr Link MCP server for hosts that speak MCP instead of loading plugins
-//! (Claude Code, Codex, AGY), the Bash guard as their pre-tool hook (`guard`), and the
-//! operator's `doctor`. Built directly on the `herdr_link` library; see docs/mcp.md for host
+//! (Claude Code, Codex, AGY), the Bash guard as their pre-tool hook (`guard`), the operator's
+//! `doctor`, and, run under the name `herdr`, Herdr's CLI front that refuses waits of an active
+//! session where the command really runs (`shim`). Built directly on the `herdr_link` library; see docs/mcp.md for host
 //! wiring.
 
 mod activation;
@@ -8,6 +9,7 @@ mod doctor;
 mod hook;
 mod mcp;
 mod setup;
+mod shim;
 mod transport;
 
 use std::path::PathBuf;
@@ -23,6 +25,11 @@ const USAGE: &str = "usage:
   herdr-link setup <claude|codex|opencode|pi> [--project DIR] [--dry-run] [--uninstall] ...
                                        register Herdr Link and its Bash guard with a host
                                        (herdr-link setup --help)
+  herdr-link shim-env --dir DIR         Claude Code SessionStart hook (written by setup claude):
+                                       puts the herdr shim DIR first on PATH via $CLAUDE_ENV_FILE
+  herdr ...                            (run through the link named herdr in the shim directory)
+                                       Herdr's CLI front: refuses a wait of an active session
+                                       (exit 77), else execs the next herdr on PATH
   herdr-link --version | --help
   herdr-link <command> --help          that command's usage";
 
@@ -46,7 +53,7 @@ const DOCTOR_HELP: &str = "usage: herdr-link doctor [--pane PANE]
 
 Read-only diagnosis of the Herdr environment for operators: one PASS/FAIL/SKIP line per check
 (environment, settings, the herdr binary and its version, this pane's agent record and name,
-peers, operator log). Exit status 1 when a check failed, else 0. Runs only `herdr --version`,
+peers, whether the herdr shim is the first herdr on PATH, operator log). Exit status 1 when a check failed, else 0. Runs only `herdr --version`,
 `agent get` and `agent list`; renames and prompts nothing.
 
   --pane PANE   diagnose this pane instead of $HERDR_PANE_ID (as a Herdr plugin action, the
@@ -89,6 +96,10 @@ enum Command {
     Guard {
         host: hook::Host,
     },
+    /// `shim-env --dir DIR` (Claude Code's SessionStart hook).
+    ShimEnv {
+        dir: PathBuf,
+    },
     Version,
     Help,
 }
@@ -125,6 +136,11 @@ fn parse(args: &[String]) -> Result<Command, String> {
                 .map(|host| Command::Guard { host })
                 .ok_or_else(|| format!("unknown --host {host:?}: use claude, codex or opencode"))
         }
+        "shim-env" => Ok(Command::ShimEnv {
+            dir: option("--dir")?
+                .map(PathBuf::from)
+                .ok_or("shim-env needs --dir DIR")?,
+        }),
         "--version" | "-V" | "version" if rest.is_empty() => Ok(Command::Version),
         "--help" | "-h" | "help" if rest.is_empty() => Ok(Command::Help),
         other => Err(format!("unknown command: {other}")),
@@ -198,6 +214,11 @@ fn context_dir(arg: Option<PathBuf>) -> Result<PathBuf, String> {
 }
 
 fn main() {
+    // Run as `herdr` (a link in the shim directory): Herdr's CLI front, before anything else.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.first().is_some_and(|a0| shim::is_shim(a0)) {
+        std::process::exit(shim::run(argv));
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match parse(&args) {
         Ok(Command::Mcp {
@@ -222,6 +243,7 @@ fn main() {
             0
         }
         Ok(Command::Guard { host }) => hook::run(host),
+        Ok(Command::ShimEnv { dir }) => setup::shim::env_hook(&dir),
         Ok(Command::Version) => {
             println!("herdr-link {}", env!("CARGO_PKG_VERSION"));
             0
@@ -232,7 +254,7 @@ fn main() {
         }
         // A misconfigured hook must not block every Bash call: exit 1 (a hook error the
         // host reports), never 2 (a block).
-        Err(e) if args.first().map(String::as_str) == Some("guard") => {
+        Err(e) if matches!(args.first().map(String::as_str), Some("guard" | "shim-env")) => {
             eprintln!("herdr-link: {e}");
             1
         }

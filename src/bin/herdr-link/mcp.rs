@@ -6,12 +6,12 @@
 //! [`tools::call`] on tokio's blocking pool, so the runtime keeps reading, writing and
 //! answering pings meanwhile.
 //!
-//! On activation the server also records it for the `herdr-link guard` hook of the same host
-//! session ([`crate::activation`]), before the activating call's result is returned, and that
-//! result carries the Contract with the MCP appendix as a second text block. The appendix names
-//! the tools as the host shows them: the host comes from `--host` (which `herdr-link setup`
-//! writes) or else from the client name in `initialize`; the registration name from
-//! `--server-name` (default `herdr_link`).
+//! On activation the server also starts answering for its host (the `herdr-link guard` hook and
+//! the `herdr` shim of the same host session ask it, [`crate::activation`]) before the
+//! activating call's result is returned, and that result carries the Contract with the MCP
+//! appendix as a second text block. The appendix names the tools as the host shows them: the
+//! host comes from `--host` or else from the client name in `initialize` (or the request's
+//! `_meta` client info); the registration name from `--server-name` (default `herdr_link`).
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -94,8 +94,7 @@ impl LinkServer {
         self.shared.get_or_init(|| {
             let started = Instant::now();
             let session = std::env::var("CLAUDE_CODE_SESSION_ID").ok();
-            let shared =
-                Shared::register(session.as_deref()).and_then(|s| s.mark_active().map(|()| s));
+            let shared = Shared::activate(session.as_deref());
             if let Err(detail) = &shared {
                 oplog::record(&oplog::Entry {
                     session: SESSION,

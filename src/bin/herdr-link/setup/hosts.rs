@@ -6,7 +6,7 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use super::files::{read_optional, Change};
-use super::{codex_toml, json as js, Host, Options, Places};
+use super::{codex_toml, json as js, shim, Host, Options, Places};
 use herdr_link::env::HerdrEnv;
 use herdr_link::herdr::Herdr;
 
@@ -152,6 +152,15 @@ fn sh_quote(s: &str) -> String {
     }
 }
 
+/// Claude Code's `SessionStart` hook putting the shim first on PATH (`herdr-link shim-env`).
+fn shim_env_command(bin: &Path, dir: &Path) -> String {
+    format!(
+        "{} shim-env --dir {}",
+        sh_quote(&bin.display().to_string()),
+        sh_quote(&dir.display().to_string())
+    )
+}
+
 fn guard_command(bin: &Path, host: &str) -> String {
     format!(
         "{} guard --host {host}",
@@ -218,12 +227,22 @@ fn claude(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         Ok(())
     })?;
     let hook = guard_command(cx.bin, "claude");
+    let env_hook = shim_env_command(cx.bin, &shim::dir(cx.places));
     let hooks = json_change(settings, |root, what| {
         if o.uninstall {
             js::remove_guard_hook(root, "claude");
+            js::remove_event_hook(root, "SessionStart", js::is_shim_env_command);
             Ok(())
         } else {
-            js::add_guard_hook(root, &hook, "claude", what)
+            js::add_guard_hook(root, &hook, "claude", what)?;
+            js::add_event_hook(
+                root,
+                "SessionStart",
+                None,
+                &env_hook,
+                js::is_shim_env_command,
+                what,
+            )
         }
     })?;
     Ok(Plan {
@@ -291,8 +310,15 @@ fn codex(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     if cx.project.is_some() && !o.uninstall {
         notes.push("Codex reads a project's .codex/ only once the project is trusted".into());
     }
+    // Codex runs shell commands through a login shell (`bash -lc`), whose system profile resets
+    // PATH: the shim goes first from the user's login profile.
+    let profile = shim::startup_file_change(
+        shim::login_profile(&cx.places.home, cx.places.shell.as_deref()),
+        &shim::dir(cx.places),
+        o.uninstall,
+    )?;
     Ok(Plan {
-        changes: vec![config, hooks],
+        changes: vec![config, hooks, profile],
         commands: Vec::new(),
         notes,
     })
@@ -335,10 +361,18 @@ fn opencode(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let after = if o.uninstall {
         None
     } else {
-        Some(include_str!("opencode-guard.js").replace(
-            "__HERDR_LINK_BIN__",
-            &serde_json::to_string(&bin).expect("a string serializes"),
-        ))
+        Some(
+            include_str!("opencode-guard.js")
+                .replace(
+                    "__HERDR_LINK_BIN__",
+                    &serde_json::to_string(&bin).expect("a string serializes"),
+                )
+                .replace(
+                    "__HERDR_LINK_SHIM_DIR__",
+                    &serde_json::to_string(&shim::dir(cx.places).display().to_string())
+                        .expect("a string serializes"),
+                ),
+        )
     };
     let guard = Change {
         path: guard_path,

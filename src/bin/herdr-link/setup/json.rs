@@ -93,24 +93,60 @@ pub fn add_guard_hook(
     host: &str,
     what: &str,
 ) -> Result<(), String> {
+    add_event_hook(
+        root,
+        "PreToolUse",
+        Some("Bash"),
+        command,
+        |c| is_guard_command(c, host),
+        what,
+    )
+}
+
+/// Removes every herdr-link guard hook for `host`, and the containers that removal emptied.
+pub fn remove_guard_hook(root: &mut Value, host: &str) {
+    remove_event_hook(root, "PreToolUse", |c| is_guard_command(c, host));
+}
+
+/// Whether `command` is the `herdr-link shim-env` hook setup writes.
+pub fn is_shim_env_command(command: &str) -> bool {
+    let Some((program, _)) = command.split_once(" shim-env") else {
+        return false;
+    };
+    let program = program.trim().trim_matches('\'').trim_matches('"');
+    std::path::Path::new(program)
+        .file_name()
+        .is_some_and(|n| n == "herdr-link")
+}
+
+/// Installs `command` as a command hook of `event` (with `matcher`, if any); a hook for which
+/// `ours` holds is updated in place, never duplicated.
+pub fn add_event_hook(
+    root: &mut Value,
+    event: &str,
+    matcher: Option<&str>,
+    command: &str,
+    ours: impl Fn(&str) -> bool,
+    what: &str,
+) -> Result<(), String> {
     let root = root.as_object_mut().expect("parse() returns objects");
     let hooks = object_at(root, "hooks", what)?;
     let pre = hooks
-        .entry("PreToolUse")
+        .entry(event)
         .or_insert_with(|| Value::Array(Vec::new()))
         .as_array_mut()
-        .ok_or_else(|| format!("{what}: `hooks.PreToolUse` is not a JSON array"))?;
+        .ok_or_else(|| format!("{what}: `hooks.{event}` is not a JSON array"))?;
     let mut found = false;
     for entry in pre.iter_mut() {
         let Some(list) = entry.get_mut("hooks").and_then(Value::as_array_mut) else {
             continue;
         };
         for hook in list.iter_mut() {
-            let ours = hook
+            let mine = hook
                 .get("command")
                 .and_then(Value::as_str)
-                .is_some_and(|c| is_guard_command(c, host));
-            if ours && !found {
+                .is_some_and(&ours);
+            if mine && !found {
                 if let Some(h) = hook.as_object_mut() {
                     set(h, "type", Value::from("command"));
                     set(h, "command", Value::from(command));
@@ -120,23 +156,29 @@ pub fn add_guard_hook(
         }
     }
     if !found {
-        pre.push(serde_json::json!({
-            "matcher": "Bash",
-            "hooks": [{ "type": "command", "command": command }]
-        }));
+        let mut entry = serde_json::Map::new();
+        if let Some(m) = matcher {
+            entry.insert("matcher".into(), Value::from(m));
+        }
+        entry.insert(
+            "hooks".into(),
+            serde_json::json!([{ "type": "command", "command": command }]),
+        );
+        pre.push(Value::Object(entry));
     }
     Ok(())
 }
 
-/// Removes every herdr-link guard hook for `host`, and the containers that removal emptied.
-pub fn remove_guard_hook(root: &mut Value, host: &str) {
+/// Removes every command hook of `event` for which `ours` holds, and the containers that
+/// removal emptied.
+pub fn remove_event_hook(root: &mut Value, event: &str, ours: impl Fn(&str) -> bool) {
     let Some(root) = root.as_object_mut() else {
         return;
     };
     let Some(Value::Object(hooks)) = root.get_mut("hooks") else {
         return;
     };
-    let Some(Value::Array(pre)) = hooks.get_mut("PreToolUse") else {
+    let Some(Value::Array(pre)) = hooks.get_mut(event) else {
         return;
     };
     let mut removed = false;
@@ -145,17 +187,13 @@ pub fn remove_guard_hook(root: &mut Value, host: &str) {
             return true;
         };
         let before = list.len();
-        list.retain(|h| {
-            !h.get("command")
-                .and_then(Value::as_str)
-                .is_some_and(|c| is_guard_command(c, host))
-        });
+        list.retain(|h| !h.get("command").and_then(Value::as_str).is_some_and(&ours));
         let emptied = before > 0 && list.is_empty();
         removed |= list.len() != before;
         !emptied
     });
     if removed && pre.is_empty() {
-        hooks.shift_remove("PreToolUse");
+        hooks.shift_remove(event);
         if hooks.is_empty() {
             root.shift_remove("hooks");
         }
@@ -210,6 +248,23 @@ mod tests {
         add_guard_hook(&mut only, "herdr-link guard --host codex", "codex", "f").unwrap();
         remove_guard_hook(&mut only, "codex");
         assert_eq!(only, json!({}));
+    }
+
+    #[test]
+    fn session_start_hook_added_once_and_removed() {
+        let cmd = "/x/herdr-link shim-env --dir /d";
+        let mut v = json!({"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"herdr-link guard --host claude"}]}]}});
+        let before = v.clone();
+        add_event_hook(&mut v, "SessionStart", None, cmd, is_shim_env_command, "f").unwrap();
+        add_event_hook(&mut v, "SessionStart", None, cmd, is_shim_env_command, "f").unwrap();
+        assert_eq!(
+            v["hooks"]["SessionStart"],
+            json!([{"hooks":[{"type":"command","command":cmd}]}])
+        );
+        remove_event_hook(&mut v, "SessionStart", is_shim_env_command);
+        assert_eq!(v, before);
+        assert!(is_shim_env_command("'/a b/herdr-link' shim-env --dir '/d'"));
+        assert!(!is_shim_env_command("/x/other shim-env"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod codex_toml;
 mod files;
 mod hosts;
 mod json;
+pub mod shim;
 
 use std::path::{Path, PathBuf};
 
@@ -17,7 +18,11 @@ pub const USAGE: &str = "usage: herdr-link setup <claude|codex|opencode|pi> [opt
 
 Registers Herdr Link with an agent host and installs the Bash guard hook, merging into the
 host's existing config files (every changed file is backed up first; a second run changes
-nothing).
+nothing). Every host also gets the herdr shim: $XDG_DATA_HOME/herdr-link/shim/herdr (default
+~/.local/share/...), a link to this binary put first on PATH for the host's shell commands
+(Claude Code: a SessionStart hook writing to $CLAUDE_ENV_FILE; Codex: a block in the login
+profile its `bash -lc` commands read; OpenCode: the guard plugin's shell.env hook; Pi: the
+extension). --uninstall keeps the shared shim link.
 
   claude     MCP server in ~/.claude.json (mcpServers.herdr_link), guard hook in
              ~/.claude/settings.json; with --project DIR: DIR/.mcp.json, DIR/.claude/settings.json
@@ -156,6 +161,10 @@ pub struct Places {
     pub codex_home: PathBuf,
     /// OpenCode's global config dir (`$XDG_CONFIG_HOME/opencode`, default `~/.config/opencode`).
     pub opencode: PathBuf,
+    /// The user's data dir (`$XDG_DATA_HOME`, default `~/.local/share`): the shim lives there.
+    pub data: PathBuf,
+    /// The user's login shell (`$SHELL`), for the login profile Codex's commands read.
+    pub shell: Option<String>,
 }
 
 impl Places {
@@ -168,8 +177,11 @@ impl Places {
         let home = var("HOME").ok_or("HOME is not set")?;
         let codex_home = var("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
         let config = var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
+        let data = var("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
         Ok(Places {
             opencode: config.join("opencode"),
+            data,
+            shell: std::env::var("SHELL").ok().filter(|s| !s.is_empty()),
             codex_home,
             home,
         })
@@ -229,7 +241,10 @@ fn run_inner(o: &Options) -> Result<(), String> {
             pin: pin.as_deref(),
         },
     )?;
+    let shim_dir = shim::dir(&places);
+    let link = shim::link_step(&shim_dir, &bin, o.uninstall)?;
     files::apply(&plan.changes, o.dry_run)?;
+    shim::apply_link(&shim_dir, &bin, &link, o.dry_run)?;
     for cmd in &plan.commands {
         hosts::run_command(cmd, o.dry_run)?;
     }
@@ -238,6 +253,14 @@ fn run_inner(o: &Options) -> Result<(), String> {
     }
     for note in &plan.notes {
         println!("note: {note}");
+    }
+    if !o.uninstall {
+        println!(
+            "note: the herdr shim ({}) judges every `herdr` the host's commands start; for \
+             your own shells in Herdr panes, put this line in your shell's startup file:\n  {}",
+            shim_dir.join("herdr").display(),
+            shim::path_line(&shim_dir)
+        );
     }
     Ok(())
 }
