@@ -228,7 +228,7 @@ fn claude_session_id_must_match_the_servers() {
     );
 }
 
-/// The base directory the binary uses (same rule as src/bin/herdr-link/activation.rs).
+/// The base directory the binary uses (same rule as cli/src/activation.rs).
 fn base_dir() -> PathBuf {
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };

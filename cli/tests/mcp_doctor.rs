@@ -433,7 +433,8 @@ fn unwritable_log_fails() {
 #[test]
 fn plugin_manifest_runs_doctor_and_matches_the_crate_version() {
     let text =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/herdr-plugin.toml")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../herdr-plugin.toml"))
+            .unwrap();
     let value = |key: &str| {
         text.lines()
             .find_map(|l| l.strip_prefix(&format!("{key} = ")))
@@ -452,8 +453,9 @@ fn plugin_manifest_runs_doctor_and_matches_the_crate_version() {
 
 #[test]
 fn min_herdr_version_matches_the_supported_versions_table() {
-    let read =
-        |p: &str| std::fs::read_to_string(format!("{}/{p}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let read = |p: &str| {
+        std::fs::read_to_string(format!("{}/../{p}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    };
     let manifest = read("herdr-plugin.toml");
     let min = manifest
         .lines()
