@@ -3,7 +3,7 @@
 //!
 //! Both processes are children of one host process (Claude Code runs hooks through `sh -c`, so
 //! there the hook is a grandchild). Each finds that host by walking up from its parent past
-//! shells, and names it by pid **and** start time (from `/proc`), so a reused pid is another
+//! shells, and names it by pid **and** start time (from `/proc`, or `proc_pidinfo` on macOS), so a reused pid is another
 //! host. The server keeps one file per server process in a per-host directory:
 //!
 //! ```text
@@ -37,7 +37,7 @@ const MAX_HOPS: usize = 8;
 /// The largest state file read (a header, a session id and `active`).
 const MAX_STATE: u64 = 4096;
 
-/// One process as `/proc/<pid>/stat` describes it.
+/// One process as `/proc/<pid>/stat` (Linux) or `proc_pidinfo` (macOS) describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcStat {
     /// Process id.
@@ -46,12 +46,13 @@ pub struct ProcStat {
     pub comm: String,
     /// Parent process id.
     pub ppid: i32,
-    /// Start time in clock ticks since boot.
+    /// Start time: clock ticks since boot (Linux), microseconds since the epoch (macOS).
     pub start: u64,
 }
 
 /// Parses the text of `/proc/<pid>/stat`. `comm` may hold spaces and parentheses, so the
 /// fields are counted from the last `)`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn parse_stat(pid: i32, text: &str) -> Option<ProcStat> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
@@ -68,10 +69,71 @@ pub fn parse_stat(pid: i32, text: &str) -> Option<ProcStat> {
     })
 }
 
-/// Reads `/proc/<pid>/stat`.
+/// Reads one process's record: `/proc/<pid>/stat` on Linux, `proc_pidinfo` on macOS; `None`
+/// for a process that is gone (and on other platforms, where activation is not shared).
 pub fn stat(pid: i32) -> Option<ProcStat> {
+    os_stat(pid)
+}
+
+#[cfg(target_os = "linux")]
+fn os_stat(pid: i32) -> Option<ProcStat> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     parse_stat(pid, &text)
+}
+
+#[cfg(target_os = "macos")]
+fn os_stat(pid: i32) -> Option<ProcStat> {
+    // SAFETY: proc_bsdinfo is plain data (integers and char arrays); all zeroes is valid.
+    let mut info: libc::proc_bsdinfo = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
+    // SAFETY: the buffer is one proc_bsdinfo and `size` is its size.
+    let n = unsafe {
+        libc::proc_pidinfo(
+            pid,
+            libc::PROC_PIDTBSDINFO,
+            0,
+            (&mut info as *mut libc::proc_bsdinfo).cast(),
+            size,
+        )
+    };
+    if n != size {
+        return None;
+    }
+    let comm: Vec<u8> = info.pbi_comm.iter().map(|&c| c as u8).collect();
+    Some(from_bsd_info(
+        pid,
+        info.pbi_ppid,
+        &comm,
+        info.pbi_start_tvsec,
+        info.pbi_start_tvusec,
+    ))
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn os_stat(_pid: i32) -> Option<ProcStat> {
+    None
+}
+
+/// A macOS `proc_bsdinfo` record as a [`ProcStat`]: `comm` ends at its first NUL, and the start
+/// time (seconds and microseconds since the epoch) becomes one number in microseconds.
+/// Platform-independent so Linux tests check it too.
+#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+pub fn from_bsd_info(
+    pid: i32,
+    ppid: u32,
+    comm: &[u8],
+    start_sec: u64,
+    start_usec: u64,
+) -> ProcStat {
+    let end = comm.iter().position(|&b| b == 0).unwrap_or(comm.len());
+    ProcStat {
+        pid,
+        comm: String::from_utf8_lossy(&comm[..end]).into_owned(),
+        ppid: i32::try_from(ppid).unwrap_or(0),
+        start: start_sec
+            .saturating_mul(1_000_000)
+            .saturating_add(start_usec),
+    }
 }
 
 /// A host process: its pid and start time (together unique for the machine's uptime).
@@ -90,7 +152,7 @@ impl HostKey {
 }
 
 /// The host of the calling process: the nearest ancestor that is not a shell (a shell with
-/// no further parent ends the walk). `None` when `/proc` cannot be read.
+/// no further parent ends the walk). `None` when the process table cannot be read.
 pub fn host_of_self() -> Option<HostKey> {
     let me = stat(std::process::id() as i32)?;
     host_from(me.ppid, stat)
@@ -184,7 +246,8 @@ pub struct Shared {
 impl Shared {
     /// Registers this server process (dormant) under its host, in [`base_dir`].
     pub fn register(session_id: Option<&str>) -> Result<Shared, String> {
-        let host = host_of_self().ok_or("cannot read /proc to find the host process")?;
+        let host =
+            host_of_self().ok_or("cannot read the process table to find the host process")?;
         Shared::register_in(&base_dir(), host, session_id)
     }
 
@@ -197,7 +260,7 @@ impl Shared {
         ensure_private_dir(base)?;
         sweep(base);
         let dir = base.join(host.dir_name());
-        let me = stat(std::process::id() as i32).ok_or("cannot read /proc/self")?;
+        let me = stat(std::process::id() as i32).ok_or("cannot read this process's record")?;
         let path = dir.join(format!("{}-{}", me.pid, me.start));
         let open = || {
             // Another server of this host may remove the directory when it exits (it removes
@@ -305,7 +368,7 @@ pub enum Lookup {
 
 /// Looks up the host of the calling process in [`base_dir`].
 pub fn lookup_self() -> Result<Lookup, String> {
-    let host = host_of_self().ok_or("cannot read /proc to find the host process")?;
+    let host = host_of_self().ok_or("cannot read the process table to find the host process")?;
     lookup_in(&base_dir(), host)
 }
 
@@ -378,6 +441,38 @@ mod tests {
         let me = stat(std::process::id() as i32).unwrap();
         assert_eq!(me.pid as u32, std::process::id());
         assert!(me.start > 0);
+    }
+
+    /// The macOS reader's conversion, checked on every platform: the walk gets the same
+    /// fields from a `proc_bsdinfo` record as from `/proc/<pid>/stat`.
+    #[test]
+    fn converts_bsd_info() {
+        let mut comm = [0u8; 16];
+        comm[..4].copy_from_slice(b"bash");
+        comm[5] = b'x'; // after the NUL: ignored
+        let s = from_bsd_info(300, 200, &comm, 1_700_000_000, 123_456);
+        assert_eq!(s.pid, 300);
+        assert_eq!(s.comm, "bash");
+        assert_eq!(s.ppid, 200);
+        assert_eq!(s.start, 1_700_000_000_123_456);
+        let full = from_bsd_info(7, 1, b"0123456789abcdef", 1, 0);
+        assert_eq!(full.comm, "0123456789abcdef");
+        assert_eq!(from_bsd_info(7, u32::MAX, b"x", 0, 0).ppid, 0);
+        // Fed to the walk, the records find the host past the shell.
+        let node = |pid, ppid, name: &[u8], sec| {
+            let mut c = [0u8; 16];
+            c[..name.len()].copy_from_slice(name);
+            from_bsd_info(pid, ppid, &c, sec, 0)
+        };
+        let table = [node(30, 20, b"sh", 3), node(20, 1, b"claude", 2)];
+        let host = host_from(30, |pid| table.iter().find(|p| p.pid == pid).cloned());
+        assert_eq!(
+            host,
+            Some(HostKey {
+                pid: 20,
+                start: 2_000_000
+            })
+        );
     }
 
     fn fake_tree(procs: &[(i32, &str, i32, u64)]) -> impl Fn(i32) -> Option<ProcStat> {
