@@ -7,6 +7,7 @@ mod activation;
 mod doctor;
 mod hook;
 mod mcp;
+mod plugin_action;
 mod setup;
 mod transport;
 
@@ -22,6 +23,8 @@ const USAGE: &str = "usage:
   herdr-link setup <claude|codex|opencode|pi> [--project DIR] [--dry-run] [--uninstall] ...
                                        register Herdr Link and its Bash guard with a host
                                        (herdr-link setup --help)
+  herdr-link plugin-action <action>    herdr-plugin.toml's setup-<host> / uninstall-<host>
+                                       actions, as Herdr runs them
   herdr-link --version | --help
   herdr-link <command> --help          that command's usage";
 
@@ -63,6 +66,7 @@ fn command_help(command: &str) -> Option<&'static str> {
         "doctor" => DOCTOR_HELP,
         "setup" => setup::USAGE,
         "guard" => GUARD_HELP,
+        "plugin-action" => plugin_action::USAGE,
         _ => return None,
     })
 }
@@ -77,6 +81,8 @@ enum Command {
         pane: Option<String>,
     },
     Setup(Option<setup::Options>),
+    /// `plugin-action <id>` (a Herdr plugin action of herdr-plugin.toml).
+    PluginAction(String),
     /// `<command> --help`.
     UsageOf(&'static str),
     Guard {
@@ -114,6 +120,10 @@ fn parse(args: &[String]) -> Result<Command, String> {
             pane: option("--pane")?,
         }),
         "setup" => Ok(Command::Setup(setup::parse(rest)?)),
+        "plugin-action" => match rest {
+            [id] => Ok(Command::PluginAction(id.clone())),
+            _ => Err("plugin-action needs one action id (herdr-link plugin-action --help)".into()),
+        },
         "guard" => {
             let host = option("--host")?.ok_or("guard needs --host claude|codex|opencode")?;
             hook::Host::parse(&host)
@@ -159,6 +169,7 @@ fn main() {
         },
         Ok(Command::Doctor { pane }) => doctor::run(pane),
         Ok(Command::Setup(Some(options))) => setup::run(options),
+        Ok(Command::PluginAction(id)) => plugin_action::run(&id),
         Ok(Command::Setup(None)) => {
             println!("{}", setup::USAGE);
             0
@@ -246,5 +257,11 @@ mod tests {
             Ok(Command::UsageOf(DOCTOR_HELP))
         );
         assert_eq!(p(&["setup", "--help"]), Ok(Command::UsageOf(setup::USAGE)));
+        assert_eq!(
+            p(&["plugin-action", "setup-pi"]),
+            Ok(Command::PluginAction("setup-pi".into()))
+        );
+        assert!(p(&["plugin-action"]).is_err());
+        assert!(p(&["plugin-action", "a", "b"]).is_err());
     }
 }
