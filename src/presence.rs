@@ -40,7 +40,7 @@ const SHELLS: &[&str] = &[
     "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "fish", "busybox",
 ];
 
-/// One process as `/proc/<pid>/stat` describes it.
+/// One process as `/proc/<pid>/stat` (Linux) or `proc_pidinfo` (macOS) describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcStat {
     /// Process id.
@@ -49,12 +49,13 @@ pub struct ProcStat {
     pub comm: String,
     /// Parent process id.
     pub ppid: i32,
-    /// Start time in clock ticks since boot.
+    /// Start time: clock ticks since boot (Linux), microseconds since the epoch (macOS).
     pub start: u64,
 }
 
 /// Parses the text of `/proc/<pid>/stat`. `comm` may hold spaces and parentheses, so the
 /// fields are counted from the last `)`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn parse_stat(pid: i32, text: &str) -> Option<ProcStat> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
@@ -71,10 +72,71 @@ pub fn parse_stat(pid: i32, text: &str) -> Option<ProcStat> {
     })
 }
 
-/// Reads `/proc/<pid>/stat` (`None` when the process is gone or `/proc` is missing).
+/// Reads one process's record: `/proc/<pid>/stat` on Linux, `proc_pidinfo` on macOS; `None`
+/// for a process that is gone (and on other platforms, where presence is not shared).
 pub fn stat(pid: i32) -> Option<ProcStat> {
+    os_stat(pid)
+}
+
+#[cfg(target_os = "linux")]
+fn os_stat(pid: i32) -> Option<ProcStat> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     parse_stat(pid, &text)
+}
+
+#[cfg(target_os = "macos")]
+fn os_stat(pid: i32) -> Option<ProcStat> {
+    // SAFETY: proc_bsdinfo is plain data (integers and char arrays); all zeroes is valid.
+    let mut info: libc::proc_bsdinfo = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
+    // SAFETY: the buffer is one proc_bsdinfo and `size` is its size.
+    let n = unsafe {
+        libc::proc_pidinfo(
+            pid,
+            libc::PROC_PIDTBSDINFO,
+            0,
+            (&mut info as *mut libc::proc_bsdinfo).cast(),
+            size,
+        )
+    };
+    if n != size {
+        return None;
+    }
+    let comm: Vec<u8> = info.pbi_comm.iter().map(|&c| c as u8).collect();
+    Some(from_bsd_info(
+        pid,
+        info.pbi_ppid,
+        &comm,
+        info.pbi_start_tvsec,
+        info.pbi_start_tvusec,
+    ))
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn os_stat(_pid: i32) -> Option<ProcStat> {
+    None
+}
+
+/// A macOS `proc_bsdinfo` record as a [`ProcStat`]: `comm` ends at its first NUL, and the start
+/// time (seconds and microseconds since the epoch) becomes one number in microseconds.
+/// Platform-independent so Linux tests check it too.
+#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+pub fn from_bsd_info(
+    pid: i32,
+    ppid: u32,
+    comm: &[u8],
+    start_sec: u64,
+    start_usec: u64,
+) -> ProcStat {
+    let end = comm.iter().position(|&b| b == 0).unwrap_or(comm.len());
+    ProcStat {
+        pid,
+        comm: String::from_utf8_lossy(&comm[..end]).into_owned(),
+        ppid: i32::try_from(ppid).unwrap_or(0),
+        start: start_sec
+            .saturating_mul(1_000_000)
+            .saturating_add(start_usec),
+    }
 }
 
 /// A process named by pid and start time (together unique for the machine's uptime).
@@ -286,7 +348,7 @@ static SELF_BEACON: std::sync::OnceLock<Result<Beacon, String>> = std::sync::Onc
 pub fn serve_self(answer: fn() -> bool) -> Result<(), String> {
     SELF_BEACON
         .get_or_init(|| {
-            let me = HostKey::of_self().ok_or("cannot read /proc/self")?;
+            let me = HostKey::of_self().ok_or("cannot read this process's record")?;
             announce(me, Arc::new(move |_| answer()))
         })
         .as_ref()
@@ -552,6 +614,38 @@ mod tests {
         assert_eq!(s.start, 987654);
         assert_eq!(parse_stat(1, "garbage"), None);
         assert_eq!(parse_stat(1, "1 (x) S 0"), None);
+    }
+
+    /// The macOS reader's conversion, checked on every platform: the walk gets the same
+    /// fields from a `proc_bsdinfo` record as from `/proc/<pid>/stat`.
+    #[test]
+    fn converts_bsd_info() {
+        let mut comm = [0u8; 16];
+        comm[..4].copy_from_slice(b"bash");
+        comm[5] = b'x'; // after the NUL: ignored
+        let s = from_bsd_info(300, 200, &comm, 1_700_000_000, 123_456);
+        assert_eq!(s.pid, 300);
+        assert_eq!(s.comm, "bash");
+        assert_eq!(s.ppid, 200);
+        assert_eq!(s.start, 1_700_000_000_123_456);
+        let full = from_bsd_info(7, 1, b"0123456789abcdef", 1, 0);
+        assert_eq!(full.comm, "0123456789abcdef");
+        assert_eq!(from_bsd_info(7, u32::MAX, b"x", 0, 0).ppid, 0);
+        // Fed to the walk, the records find the host past the shell.
+        let node = |pid, ppid, name: &[u8], sec| {
+            let mut c = [0u8; 16];
+            c[..name.len()].copy_from_slice(name);
+            from_bsd_info(pid, ppid, &c, sec, 0)
+        };
+        let table = [node(30, 20, b"sh", 3), node(20, 1, b"claude", 2)];
+        let host = host_from(30, |pid| table.iter().find(|p| p.pid == pid).cloned());
+        assert_eq!(
+            host,
+            Some(HostKey {
+                pid: 20,
+                start: 2_000_000
+            })
+        );
     }
 
     fn fake_tree(procs: &[(i32, &str, i32, u64)]) -> impl Fn(i32) -> Option<ProcStat> {

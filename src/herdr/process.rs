@@ -4,7 +4,9 @@
 //! killed and the child is reaped before we return: nothing is left behind.
 
 use std::io::{ErrorKind, Read};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::AsRawFd;
+#[cfg(target_os = "linux")]
+use std::os::fd::FromRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -52,8 +54,33 @@ pub enum RunError {
     Io(std::io::Error),
 }
 
+/// How [`run`] waits for the child to exit once its output is closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// Asleep on a pidfd where the kernel has them (Linux 5.3 and later), else [`Wait::Poll`].
+    #[cfg_attr(not(any(test, target_os = "linux")), allow(dead_code))]
+    Best,
+    /// `try_wait` at growing intervals (at most 5 ms apart): every platform.
+    Poll,
+}
+
 /// Runs `program args...` (no shell), stdin closed, and collects its output within `limit`.
 pub fn run(program: &str, args: &[&str], limit: Duration) -> Result<Finished, RunError> {
+    let wait = if cfg!(target_os = "linux") {
+        Wait::Best
+    } else {
+        Wait::Poll
+    };
+    run_waiting(program, args, limit, wait)
+}
+
+/// [`run`] with the exit wait chosen, so tests can force the portable path on Linux.
+fn run_waiting(
+    program: &str,
+    args: &[&str],
+    limit: Duration,
+    wait: Wait,
+) -> Result<Finished, RunError> {
     let deadline = Instant::now() + limit;
     let mut child = Command::new(program)
         .args(args)
@@ -67,7 +94,7 @@ pub fn run(program: &str, args: &[&str], limit: Duration) -> Result<Finished, Ru
             _ => RunError::Spawn(e),
         })?;
     match collect(&mut child, deadline) {
-        Ok((stdout, stderr)) => match wait_until(&mut child, deadline) {
+        Ok((stdout, stderr)) => match wait_until(&mut child, deadline, wait) {
             Ok(Some(status)) => Ok(Finished {
                 exit: match (status.code(), status.signal()) {
                     (Some(c), _) => Exit::Code(c),
@@ -207,17 +234,20 @@ fn drain(pipe: &mut dyn PipeSlot, buf: &mut Vec<u8>, chunk: &mut [u8]) -> Result
     }
 }
 
-/// Waits for the child to exit until the deadline: asleep on a pidfd where the kernel has them
-/// (woken the moment the child exits), else polling gently.
+/// Waits for the child to exit until the deadline: with [`Wait::Best`] asleep on a pidfd where
+/// the kernel has them (woken the moment the child exits), else polling gently.
 fn wait_until(
     child: &mut Child,
     deadline: Instant,
+    wait: Wait,
 ) -> std::io::Result<Option<std::process::ExitStatus>> {
     if let Some(status) = child.try_wait()? {
         return Ok(Some(status));
     }
-    if let Some(status) = wait_on_pidfd(child, deadline)? {
-        return Ok(status);
+    if wait == Wait::Best {
+        if let Some(status) = wait_on_pidfd(child, deadline)? {
+            return Ok(status);
+        }
     }
     let mut pause = Duration::from_micros(50);
     loop {
@@ -235,6 +265,7 @@ fn wait_until(
 
 /// Sleeps on a pidfd of the (unreaped) child until it exits or the deadline passes. `Ok(None)`
 /// when pidfds are not available here, so the caller falls back to polling.
+#[cfg(target_os = "linux")]
 fn wait_on_pidfd(
     child: &mut Child,
     deadline: Instant,
@@ -269,6 +300,15 @@ fn wait_on_pidfd(
             }
         }
     }
+}
+
+/// No pidfds outside Linux: the caller polls.
+#[cfg(not(target_os = "linux"))]
+fn wait_on_pidfd(
+    _child: &mut Child,
+    _deadline: Instant,
+) -> std::io::Result<Option<Option<std::process::ExitStatus>>> {
+    Ok(None)
 }
 
 /// Kills the child's whole process group and reaps the child.
@@ -348,6 +388,51 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.exit, Exit::Code(4));
+    }
+
+    /// Both exit waits give the same answers: the pidfd one Linux uses and the polling one
+    /// every other platform uses (forced here, so Linux runs exercise it too).
+    #[test]
+    fn both_exit_waits_agree() {
+        for wait in [Wait::Best, Wait::Poll] {
+            let t = Instant::now();
+            let r = run_waiting(
+                "/bin/sh",
+                &["-c", "exec >/dev/null 2>&1; sleep 30"],
+                Duration::from_millis(200),
+                wait,
+            );
+            assert!(matches!(r, Err(RunError::Timeout(_))), "{wait:?}: {r:?}");
+            assert!(t.elapsed() < Duration::from_secs(5), "{wait:?}");
+            let r = run_waiting(
+                "/bin/sh",
+                &["-c", "exec >/dev/null 2>&1; sleep 0.05; exit 4"],
+                Duration::from_secs(5),
+                wait,
+            )
+            .unwrap();
+            assert_eq!(r.exit, Exit::Code(4), "{wait:?}");
+            let r = run_waiting(
+                "/bin/sh",
+                &["-c", "exec >/dev/null 2>&1; sleep 0.05; kill -9 $$"],
+                Duration::from_secs(5),
+                wait,
+            )
+            .unwrap();
+            assert_eq!(r.exit, Exit::Signal(9), "{wait:?}");
+        }
+    }
+
+    /// On Linux the default wait really sleeps on a pidfd; polling is only its fallback.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn linux_waits_on_a_pidfd() {
+        let mut child = Command::new("/bin/sh")
+            .args(["-c", "sleep 0.05; exit 7"])
+            .spawn()
+            .unwrap();
+        let r = wait_on_pidfd(&mut child, Instant::now() + Duration::from_secs(5)).unwrap();
+        assert_eq!(r.flatten().and_then(|s| s.code()), Some(7));
     }
 
     #[test]

@@ -440,7 +440,7 @@ fn startup_bootstrap_names_an_unnamed_self() {
 /// The Contract exactly as PROTOCOL.md §3 holds it (read from the file, not from the library).
 fn protocol_contract() -> String {
     let text =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/PROTOCOL.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../PROTOCOL.md")).unwrap();
     herdr_link::protocol::contract_block(&text).expect("PROTOCOL.md has a §3 text block")
 }
 

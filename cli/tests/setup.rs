@@ -666,7 +666,7 @@ fn codex_login_profile_puts_the_shim_first() {
 /// `setup pi`'s note), and it sets HERDR_BIN_PATH only inside Herdr and only when unset.
 #[test]
 fn herdr_bin_path_snippet_is_one_line_everywhere_and_does_what_it_says() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let line_in = |rel: &str| -> String {
         let text = fs::read_to_string(root.join(rel)).unwrap();
         let lines: Vec<&str> = text

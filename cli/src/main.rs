@@ -8,6 +8,7 @@ mod activation;
 mod doctor;
 mod hook;
 mod mcp;
+mod plugin_action;
 mod setup;
 mod shim;
 mod transport;
@@ -30,6 +31,8 @@ const USAGE: &str = "usage:
   herdr ...                            (run through the link named herdr in the shim directory)
                                        Herdr's CLI front: refuses a wait of an active session
                                        (exit 77), else execs the next herdr on PATH
+  herdr-link plugin-action <action>    herdr-plugin.toml's setup-<host> / uninstall-<host>
+                                       actions, as Herdr runs them
   herdr-link --version | --help
   herdr-link <command> --help          that command's usage";
 
@@ -75,6 +78,7 @@ fn command_help(command: &str) -> Option<&'static str> {
         "doctor" => DOCTOR_HELP,
         "setup" => setup::USAGE,
         "guard" => GUARD_HELP,
+        "plugin-action" => plugin_action::USAGE,
         _ => return None,
     })
 }
@@ -91,6 +95,8 @@ enum Command {
         pane: Option<String>,
     },
     Setup(Option<setup::Options>),
+    /// `plugin-action <id>` (a Herdr plugin action of herdr-plugin.toml).
+    PluginAction(String),
     /// `<command> --help`.
     UsageOf(&'static str),
     Guard {
@@ -130,6 +136,10 @@ fn parse(args: &[String]) -> Result<Command, String> {
             pane: option("--pane")?,
         }),
         "setup" => Ok(Command::Setup(setup::parse(rest)?)),
+        "plugin-action" => match rest {
+            [id] => Ok(Command::PluginAction(id.clone())),
+            _ => Err("plugin-action needs one action id (herdr-link plugin-action --help)".into()),
+        },
         "guard" => {
             let host = option("--host")?.ok_or("guard needs --host claude|codex|opencode")?;
             hook::Host::parse(&host)
@@ -234,6 +244,7 @@ fn main() {
         },
         Ok(Command::Doctor { pane }) => doctor::run(pane),
         Ok(Command::Setup(Some(options))) => setup::run(options),
+        Ok(Command::PluginAction(id)) => plugin_action::run(&id),
         Ok(Command::Setup(None)) => {
             println!("{}", setup::USAGE);
             0
@@ -334,5 +345,11 @@ mod tests {
             Ok(Command::UsageOf(DOCTOR_HELP))
         );
         assert_eq!(p(&["setup", "--help"]), Ok(Command::UsageOf(setup::USAGE)));
+        assert_eq!(
+            p(&["plugin-action", "setup-pi"]),
+            Ok(Command::PluginAction("setup-pi".into()))
+        );
+        assert!(p(&["plugin-action"]).is_err());
+        assert!(p(&["plugin-action", "a", "b"]).is_err());
     }
 }
