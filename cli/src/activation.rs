@@ -27,7 +27,8 @@ impl Shared {
     /// on; activation never goes back within a connection). `session_id` is the host's Claude
     /// Code session id, if it gave one.
     pub fn activate(session_id: Option<&str>) -> Result<Shared, String> {
-        let host = presence::host_of_self().ok_or("cannot read the process table to find the host process")?;
+        let host = presence::host_of_self()
+            .ok_or("cannot read the process table to find the host process")?;
         Shared::activate_for(host, session_id)
     }
 
@@ -61,7 +62,8 @@ pub enum Lookup {
 /// The hook's side: asks the live servers of the host of the calling process whether they are
 /// active for `session` (the hook input's Claude Code session id, if any).
 pub fn lookup_self(session: Option<&str>) -> Result<Lookup, String> {
-    let host = presence::host_of_self().ok_or("cannot read the process table to find the host process")?;
+    let host =
+        presence::host_of_self().ok_or("cannot read the process table to find the host process")?;
     lookup_for(host, session)
 }
 
