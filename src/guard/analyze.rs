@@ -6,8 +6,8 @@ use super::lexer::{
     Alias, Parser, Stop, ASSIGN, BRACE, DYN, GLOB, HVAR, NODASH, QUOTED, R, SPLIT, S_ANY, S_ONE,
     S_STAR,
 };
+use super::policy;
 use super::resolve::{self, Form, Pending, UseKind, Value, Values};
-use super::Verdict;
 
 /// One word of a simple command: its value (with sentinels) and flags.
 #[derive(Debug, Clone, Copy)]
@@ -34,19 +34,82 @@ const WRAPPERS: &[&[u8]] = &[
     b"sudo", b"doas", b"stdbuf", b"busybox", b"runuser",
 ];
 
+/// Shells in which `-n` was checked to run nothing (others keep their
+/// scripts analysed).
+const NOEXEC_SHELLS: &[&[u8]] = &[b"bash", b"rbash", b"sh", b"dash"];
+
+/// The builtins of bash 5.2 (`compgen -b`): only these may follow the
+/// `builtin` builtin; for any other name it runs nothing.
+const BASH_BUILTINS: &[&[u8]] = &[
+    b".",
+    b":",
+    b"[",
+    b"alias",
+    b"bg",
+    b"bind",
+    b"break",
+    b"builtin",
+    b"caller",
+    b"cd",
+    b"command",
+    b"compgen",
+    b"complete",
+    b"compopt",
+    b"continue",
+    b"declare",
+    b"dirs",
+    b"disown",
+    b"echo",
+    b"enable",
+    b"eval",
+    b"exec",
+    b"exit",
+    b"export",
+    b"false",
+    b"fc",
+    b"fg",
+    b"getopts",
+    b"hash",
+    b"help",
+    b"history",
+    b"jobs",
+    b"kill",
+    b"let",
+    b"local",
+    b"logout",
+    b"mapfile",
+    b"popd",
+    b"printf",
+    b"pushd",
+    b"pwd",
+    b"read",
+    b"readarray",
+    b"readonly",
+    b"return",
+    b"set",
+    b"shift",
+    b"shopt",
+    b"source",
+    b"suspend",
+    b"test",
+    b"times",
+    b"trap",
+    b"true",
+    b"type",
+    b"typeset",
+    b"ulimit",
+    b"umask",
+    b"unalias",
+    b"unset",
+    b"wait",
+];
+
 /// Paths through which a shell or `source` reads its standard input.
 const STDIN_PATHS: &[&[u8]] = &[b"/dev/stdin", b"/dev/fd/0", b"/proc/self/fd/0"];
 
 /// Most words a brace expansion may produce before the analysis gives up
 /// on it (and judges the words as unknown).
 const BRACE_LIMIT: usize = 256;
-
-/// Options of `herdr agent prompt` that make it wait (also as `--opt=value`).
-const WAIT_OPTS: &[(&[u8], &[u8])] = &[
-    (b"--wait", b"--wait="),
-    (b"--until", b"--until="),
-    (b"--timeout", b"--timeout="),
-];
 
 impl W<'_> {
     /// The value is fully known (no expansion, no glob).
@@ -62,11 +125,6 @@ impl W<'_> {
     /// The word is surely `lit`.
     fn is(self, lit: &[u8]) -> bool {
         self.plain() && self.b == lit
-    }
-
-    /// The word may be `lit` once expanded.
-    fn may(self, lit: &[u8]) -> bool {
-        self.split() || pat_match(self.b, lit, false)
     }
 
     /// An unquoted reserved word `lit` (a quoted `"if"` is a command name).
@@ -411,21 +469,28 @@ fn basename(b: &[u8]) -> &[u8] {
     }
 }
 
-/// A literal wait option (`--wait`, `--until=idle`, ...).
-fn is_wait_opt(b: &[u8]) -> bool {
-    WAIT_OPTS
-        .iter()
-        .any(|&(opt, eq)| b == opt || b.starts_with(eq))
-}
-
-/// A word that may be a wait option once expanded.
-fn may_be_wait_opt(w: W<'_>) -> bool {
-    if w.f & NODASH != 0 && w.b.first() == Some(&S_ANY) {
-        return false;
+/// The classes of the wait policy that `w` may have once expanded. With
+/// `strict` (the command word is only possibly Herdr) a word that is not
+/// fully known counts only as an unknown word or a waiting option.
+fn policy_classes(w: W<'_>, strict: bool) -> policy::Classes {
+    if w.plain() {
+        return policy::class_of(w.b).bit() | policy::EXACT;
     }
-    WAIT_OPTS
-        .iter()
-        .any(|&(opt, eq)| pat_match(w.b, opt, false) || pat_match(w.b, eq, true))
+    if w.split() && !strict {
+        return policy::ALL;
+    }
+    // A `find` path substituted for `{}` never starts with `-`.
+    let nodash = w.f & NODASH != 0 && w.b.first() == Some(&S_ANY);
+    let mut set = policy::Class::Other.bit();
+    for &(lit, prefix, class) in policy::WORDS {
+        if strict && class != policy::Class::WaitOpt || nodash && lit.starts_with(b"-") {
+            continue;
+        }
+        if w.split() || pat_match(w.b, lit, prefix) {
+            set |= class.bit();
+        }
+    }
+    set
 }
 
 /// Skips the options of a wrapper and returns the index of its command
@@ -742,6 +807,19 @@ impl Parser<'_> {
                         None => return Ok(bare),
                     },
                     b"exec" => skip_opts(words, rest, b"a", &[]),
+                    b"builtin" if w.b == b"builtin" => {
+                        let j = skip_opts(words, rest, b"", &[]);
+                        if self.allowed.builtin
+                            && words
+                                .get(j)
+                                .is_some_and(|n| n.plain() && !BASH_BUILTINS.contains(&n.b))
+                        {
+                            // Bash refuses `builtin NAME` for a NAME that is no
+                            // builtin (`builtin herdr ...`): nothing runs.
+                            return Ok(bare);
+                        }
+                        j
+                    }
                     b"nohup" | b"builtin" | b"setsid" => skip_opts(words, rest, b"", &[]),
                     b"time" => skip_opts(words, rest, b"fo", &[b"format", b"output"]),
                     b"timeout" => skip_opts(words, rest, b"sk", &[b"signal", b"kill-after"]) + 1,
@@ -804,7 +882,7 @@ impl Parser<'_> {
                         return Ok(bare);
                     }
                     b if SHELLS.contains(&b) => {
-                        let stdin = self.shell(&words[rest..])?;
+                        let stdin = self.shell(b, &words[rest..])?;
                         return Ok(bare || stdin);
                     }
                     _ => return Ok(bare),
@@ -837,7 +915,7 @@ impl Parser<'_> {
                 self.herdr(rest, true)?;
             }
             if SHELLS.iter().any(|s| pat_match(base, s, false)) {
-                bare |= self.shell(rest)?;
+                bare |= self.shell(base, rest)?;
             }
             // It may also be a wrapper: judge the rest as a command too.
             i += 1;
@@ -1149,63 +1227,41 @@ impl Parser<'_> {
         resolve::static_outputs(resolve::strip_lead(text))
     }
 
-    /// Judges the arguments of Herdr. `strict`: the command word is only
-    /// possibly Herdr, so `agent` and the verb must be literal.
+    /// Judges the arguments of Herdr by the wait policy. `strict`: the
+    /// command word is only possibly Herdr, so `agent` and the verb must be
+    /// literal.
     fn herdr(&mut self, args: &[W<'_>], strict: bool) -> R {
-        let mut v = Stripped {
-            args,
-            i: 0,
-            globals: true,
-        };
-        let matches = |w: W<'_>, lit: &[u8]| if strict { w.is(lit) } else { w.may(lit) };
-        let Some(a0) = v.next() else {
-            return Ok(());
-        };
-        if !strict && a0.split() {
-            return self.bump(Verdict::BlockEndTurn);
-        }
-        if !matches(a0, b"agent") {
-            return Ok(());
-        }
-        let Some(a1) = v.next() else {
-            return Ok(());
-        };
-        if !strict && a1.split() {
-            return self.bump(Verdict::BlockEndTurn);
-        }
-        if matches(a1, b"wait") {
-            return self.bump(Verdict::BlockEndTurn);
-        }
-        if !matches(a1, b"prompt") {
-            return Ok(());
-        }
-        // `agent prompt <target> <text> [--wait] [--until S]... [--timeout MS]`:
-        // the text (index 1) is taken literally, whatever it looks like.
-        for (j, w) in v.enumerate() {
-            let waits = if w.split() {
-                true
-            } else if j == 1 {
-                false
-            } else if j == 0 {
-                w.plain() && is_wait_opt(w.b)
+        let mut judge = policy::Judge::new();
+        for &w in args {
+            let classes = policy_classes(w, strict);
+            if w.split() {
+                judge.words(classes);
             } else {
-                may_be_wait_opt(w)
-            };
-            if waits {
-                return self.bump(Verdict::Block);
+                judge.word(classes);
+            }
+            if judge.settled() {
+                break;
             }
         }
-        Ok(())
+        self.bump(judge.verdict())
     }
 
     /// Options of a shell. Analyses the `-c` script; returns whether the
     /// shell reads its script from standard input.
-    fn shell(&mut self, args: &[W<'_>]) -> R<bool> {
+    fn shell(&mut self, name: &[u8], args: &[W<'_>]) -> R<bool> {
         let mut i = 0;
         let mut c = false;
         let mut s = false;
+        // `-n` / `-o noexec` (the last of `-n`, `+n`, `-o noexec`, `+o
+        // noexec` counts): the shell reads its script and runs nothing.
+        let mut noexec = false;
+        let mut interactive = false;
         while let Some(&w) = args.get(i) {
             if !w.plain() {
+                // It may be `+n` (not a `<(...)` path, `/dev/fd/N`).
+                if !(w.raw.starts_with(b"<(") || w.raw.starts_with(b">(")) {
+                    noexec = false;
+                }
                 break;
             }
             let b = w.b;
@@ -1229,12 +1285,23 @@ impl Parser<'_> {
                 continue;
             }
             if b.len() > 1 && (b[0] == b'-' || b[0] == b'+') {
+                let on = b[0] == b'-';
                 let mut extra = 0;
                 for &ch in &b[1..] {
                     match ch {
-                        b'c' if b[0] == b'-' => c = true,
-                        b's' if b[0] == b'-' => s = true,
-                        b'o' | b'O' => extra += 1,
+                        b'c' if on => c = true,
+                        b's' if on => s = true,
+                        b'i' if on => interactive = true,
+                        b'n' => noexec = on,
+                        b'o' | b'O' => {
+                            extra += 1;
+                            let arg = args.get(i + extra);
+                            if ch == b'o' && arg.is_some_and(|a| a.is(b"noexec")) {
+                                noexec = on;
+                            } else if arg.is_some_and(|a| !a.plain()) {
+                                noexec = false;
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -1242,6 +1309,12 @@ impl Parser<'_> {
                 continue;
             }
             break;
+        }
+        if noexec && !interactive && NOEXEC_SHELLS.contains(&name) {
+            // Checked in bash and dash: a non-interactive shell with
+            // `-n` runs neither its `-c` script, nor a script file, nor
+            // standard input (an interactive one ignores `-n`).
+            return Ok(false);
         }
         let operands = args.get(i..).unwrap_or(&[]);
         if c {
@@ -1686,41 +1759,6 @@ impl Parser<'_> {
         result?;
         self.depth -= 1;
         Ok(())
-    }
-}
-
-/// The arguments of Herdr without its global flags, which the CLI removes
-/// anywhere before a literal `--`.
-struct Stripped<'w, 'a> {
-    args: &'w [W<'a>],
-    i: usize,
-    globals: bool,
-}
-
-impl<'a> Iterator for Stripped<'_, 'a> {
-    type Item = W<'a>;
-
-    fn next(&mut self) -> Option<W<'a>> {
-        loop {
-            let w = *self.args.get(self.i)?;
-            self.i += 1;
-            if self.globals && w.plain() {
-                let b = w.b;
-                if b == b"--" {
-                    self.globals = false;
-                } else if b == b"--session" || b == b"--remote" || b == b"--remote-keybindings" {
-                    self.i += 1;
-                    continue;
-                } else if b == b"--handoff"
-                    || b.starts_with(b"--session=")
-                    || b.starts_with(b"--remote=")
-                    || b.starts_with(b"--remote-keybindings=")
-                {
-                    continue;
-                }
-            }
-            return Some(w);
-        }
     }
 }
 

@@ -6,14 +6,15 @@
 //! as separators, so quoting hides nothing here:
 //!
 //! * a Herdr word (basename `herdr`, `HERDR_BIN_PATH`, or any word right after
-//!   `$`/`${`) followed by `agent` and `wait` (global `--session NAME`
-//!   skipped) gives [`Verdict::BlockEndTurn`];
+//!   `$`/`${`) followed by `agent` and `wait` (Herdr's global flags, as the
+//!   wait policy in [`super::policy`] lists them, skipped) gives
+//!   [`Verdict::BlockEndTurn`];
 //! * a Herdr word followed by `agent prompt`, together with a `--wait`,
 //!   `--until` or `--timeout` word anywhere in the text, gives
 //!   [`Verdict::Block`];
 //! * anything else is allowed.
 
-use super::Verdict;
+use super::policy::{self, Class, Verdict};
 
 fn is_sep(c: u8) -> bool {
     c.is_ascii_whitespace()
@@ -73,7 +74,8 @@ pub(super) fn word_sequence(text: &[u8]) -> Verdict {
             break;
         }
         let tok = &text[s..i];
-        if matches!(tok, b"--wait" | b"--until" | b"--timeout") {
+        let class = policy::class_of(tok);
+        if class == Class::WaitOpt {
             wait_opt = true;
         }
         if state != State::Idle {
@@ -81,17 +83,17 @@ pub(super) fn word_sequence(text: &[u8]) -> Verdict {
                 skip_next = false;
                 continue;
             }
-            if tok == b"--session" {
-                skip_next = true;
+            if let Some(with_value) = policy::global_flag(tok) {
+                skip_next = with_value;
                 continue;
             }
-            match (state, tok) {
-                (State::AfterHerdr, b"agent") => {
+            match (state, class) {
+                (State::AfterHerdr, Class::Agent) => {
                     state = State::AfterAgent;
                     continue;
                 }
-                (State::AfterAgent, b"wait") => return Verdict::BlockEndTurn,
-                (State::AfterAgent, b"prompt") => {
+                (State::AfterAgent, Class::Wait) => return Verdict::BlockEndTurn,
+                (State::AfterAgent, Class::Prompt) => {
                     prompt = true;
                     state = State::Idle;
                     continue;
@@ -160,10 +162,13 @@ pub(super) fn loose_sequence(text: &[u8]) -> Verdict {
             break;
         }
         let tok = &text[s..i];
-        let opt = tok
-            .strip_prefix(b"--")
-            .unwrap_or(if wide { tok } else { b"" });
-        if matches!(opt, b"wait" | b"until" | b"timeout") {
+        // With a wide `IFS` the dashes are separators: `wait` may be `--wait`.
+        let opt = if wide {
+            policy::is_wait_option(&[b"--".as_slice(), tok].concat())
+        } else {
+            policy::is_wait_option(tok)
+        };
+        if opt {
             wait_opt = true;
         }
         if agent && tok == b"wait" {

@@ -11,7 +11,7 @@
 //! [`S_STAR`] / [`S_ONE`] for unquoted glob characters.
 
 use super::analyze::W;
-use super::Verdict;
+use super::policy::Verdict;
 
 /// Deepest nesting of substitutions, `${...}` and re-parsed scripts
 /// (`sh -c`, `eval`, ...) analysed before giving up and falling back to the

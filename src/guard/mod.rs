@@ -19,9 +19,10 @@
 //! * The command is Herdr when its basename is `herdr`, when it is
 //!   `$HERDR_BIN_PATH`/`${HERDR_BIN_PATH}`, or (then requiring literal
 //!   `agent` and `wait`/`prompt` words after it) when its value cannot be
-//!   known here, e.g. `$H agent wait x`. Global `--session NAME`,
-//!   `--session=NAME`, `--remote ...` and `--handoff` flags are removed first,
-//!   as the Herdr CLI does.
+//!   known here, e.g. `$H agent wait x`. Its arguments are judged by the
+//!   wait policy ([`policy`]: global flags, options, `--`), the same one the
+//!   `herdr` shim applies to a real argv; a word whose value is not known
+//!   counts as every word it may be.
 //! * Text that does not parse, or nests deeper than the analysis allows, is
 //!   judged by a conservative word-sequence rule over the whole text.
 //!
@@ -30,23 +31,12 @@
 mod analyze;
 mod fallback;
 mod lexer;
+pub mod policy;
 mod resolve;
 
 use lexer::{Parser, Stop};
 
-/// What the guard decided about one Bash command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// Let the command run (code 0).
-    Allow,
-    /// Block the command; the model keeps its turn and can use
-    /// `herdr_link_send` instead (code 1). Used for `herdr agent prompt`
-    /// carrying `--wait`, `--until` or `--timeout`.
-    Block,
-    /// Block the command and end the model's turn (code 2): the reply will
-    /// arrive as an inbound Herdr Link message. Used for `herdr agent wait`.
-    BlockEndTurn,
-}
+pub use policy::Verdict;
 
 /// Model-facing reason for [`Verdict::Block`].
 const REASON_BLOCK: &str =

@@ -26,6 +26,11 @@ pub(super) struct Allowed {
     /// only then are commands' arguments recorded, for the functions whose
     /// `"$@"` they become. Inherited by re-parsed scripts as it is.
     pub(super) positional: bool,
+    /// `builtin` is bash's builtin: the input cannot define a function or
+    /// alias of that name, disable it, or run text it builds (no `(`,
+    /// backquote, backslash, `alias`, `function`, `enable`, `eval`,
+    /// `source`, `.` command, `BASH_` variable).
+    pub(super) builtin: bool,
 }
 
 impl Allowed {
@@ -34,6 +39,7 @@ impl Allowed {
         producers: false,
         split: false,
         positional: false,
+        builtin: false,
     };
     /// What both allow.
     pub(super) fn and(self, other: Allowed) -> Allowed {
@@ -41,6 +47,7 @@ impl Allowed {
             producers: self.producers && other.producers,
             split: self.split && other.split,
             positional: self.positional,
+            builtin: self.builtin && other.builtin,
         }
     }
 
@@ -50,9 +57,25 @@ impl Allowed {
             producers: true,
             split: true,
             positional: false,
+            builtin: true,
         };
         for (i, &c) in input.iter().enumerate() {
             let rest = &input[i..];
+            if matches!(c, b'(' | b'`' | b'\\')
+                || (c == b'.' && !rest.get(1).is_some_and(|n| !n.is_ascii_whitespace()))
+                || [
+                    b"alias".as_slice(),
+                    b"function",
+                    b"enable",
+                    b"eval",
+                    b"source",
+                    b"BASH_",
+                ]
+                .iter()
+                .any(|k| rest.starts_with(k))
+            {
+                allowed.builtin = false;
+            }
             match c {
                 b'a' if rest.starts_with(b"alias") => allowed.producers = false,
                 b'f' if rest.starts_with(b"function") => allowed.producers = false,
@@ -855,6 +878,7 @@ mod tests {
         producers: true,
         split: true,
         positional: true,
+        builtin: true,
     };
 
     fn fields(raw: &str) -> Option<Vec<String>> {
@@ -943,6 +967,7 @@ mod tests {
             producers: true,
             split: false,
             positional: false,
+            builtin: true,
         };
         assert_eq!(word_fields(b"$(echo a b)", no_split), None);
         assert!(word_fields(b"\"$(echo a b)\"", no_split).is_some());

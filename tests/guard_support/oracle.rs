@@ -319,43 +319,59 @@ impl Drop for Oracle {
     }
 }
 
-/// Judges one real Herdr argv the way the Herdr CLI reads it: global flags
-/// removed before `--`; `agent wait` is 2; `agent prompt TARGET TEXT ...` is
-/// 1 when a waiting option appears anywhere but at the TEXT position.
+/// Judges one real Herdr argv the way the Herdr CLI reads it (written here
+/// apart from the library, from Herdr's own parser): `--session NAME` and
+/// `--session=NAME` removed up to the first `--`, then `--remote X`,
+/// `--remote=X`, `--remote-keybindings X|=X` and `--handoff` removed up to
+/// the first `--` of what is left; `agent wait` is 2; `agent prompt TARGET
+/// TEXT OPTS...` is 1 when a waiting option (`--wait`, `--until`,
+/// `--timeout`, also `=VALUE`) is among the OPTS before a `--`, or is the
+/// TARGET (the guard's deliberate choices: Herdr itself rejects `=VALUE`
+/// and takes such a TARGET literally).
 pub fn classify(args: &[&str]) -> i32 {
-    let mut rest = Vec::new();
-    let mut globals = true;
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i];
-        i += 1;
-        if globals {
+    fn pass<'a>(args: &[&'a str], with_value: &[&str], alone: &[&str]) -> Vec<&'a str> {
+        // `alone`: exact words, or prefixes when they end in `=`.
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < args.len() {
+            let a = args[i];
             if a == "--" {
-                globals = false;
-            } else if a == "--session" || a == "--remote" || a == "--remote-keybindings" {
-                i += 1;
-                continue;
-            } else if a == "--handoff"
-                || a.starts_with("--session=")
-                || a.starts_with("--remote=")
-                || a.starts_with("--remote-keybindings=")
-            {
+                out.extend_from_slice(&args[i..]);
+                break;
+            }
+            if with_value.contains(&a) {
+                i += 2;
                 continue;
             }
+            if alone
+                .iter()
+                .any(|p| a == *p || (p.ends_with('=') && a.starts_with(p)))
+            {
+                i += 1;
+                continue;
+            }
+            out.push(a);
+            i += 1;
         }
-        rest.push(a);
+        out
     }
+    let rest = pass(args, &["--session"], &["--session="]);
+    let rest = pass(
+        &rest,
+        &["--remote", "--remote-keybindings"],
+        &["--remote=", "--remote-keybindings=", "--handoff"],
+    );
+    let waiting = |o: &str| {
+        ["--wait", "--until", "--timeout"]
+            .iter()
+            .any(|w| o == *w || o.starts_with(&format!("{w}=")))
+    };
     match rest.as_slice() {
         ["agent", "wait", ..] => 2,
-        ["agent", "prompt", opts @ ..] => {
-            let waits = opts.iter().enumerate().any(|(j, o)| {
-                j != 1
-                    && ["--wait", "--until", "--timeout"]
-                        .iter()
-                        .any(|w| *o == *w || o.starts_with(&format!("{w}=")))
-            });
-            i32::from(waits)
-        }
+        ["agent", "prompt", target, _text, opts @ ..] => i32::from(
+            waiting(target) || opts.iter().take_while(|o| **o != "--").any(|o| waiting(o)),
+        ),
+        ["agent", "prompt", target] => i32::from(waiting(target)),
         _ => 0,
     }
 }
