@@ -2,21 +2,10 @@
 //! wrappers, recognises Herdr and judges its argv, and re-parses the scripts
 //! handed to shells, `eval`, `env -S`, `watch`, `find -exec` and `xargs`.
 
-use super::lexer::{
-    Alias, Parser, Stop, ASSIGN, BRACE, DYN, GLOB, HVAR, NODASH, QUOTED, R, SPLIT, S_ANY, S_ONE,
-    S_STAR,
-};
+use super::lexer::{Alias, Analysis, Parser, Stop, R};
 use super::policy;
 use super::resolve::{self, Form, Pending, UseKind, Value, Values};
-
-/// One word of a simple command: its value (with sentinels) and flags.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct W<'a> {
-    pub(super) b: &'a [u8],
-    pub(super) f: u16,
-    /// The word's source text (empty for a word the analysis made up).
-    pub(super) raw: &'a [u8],
-}
+use super::words::{pat_match, ASSIGN, BRACE, DYN, HVAR, NODASH, QUOTED, SPLIT, S_ANY, W};
 
 /// A word standing for one unknown argument.
 const ANY: &[u8] = &[S_ANY];
@@ -110,28 +99,6 @@ const STDIN_PATHS: &[&[u8]] = &[b"/dev/stdin", b"/dev/fd/0", b"/proc/self/fd/0"]
 /// Most words a brace expansion may produce before the analysis gives up
 /// on it (and judges the words as unknown).
 const BRACE_LIMIT: usize = 256;
-
-impl W<'_> {
-    /// The value is fully known (no expansion, no glob).
-    fn plain(self) -> bool {
-        self.f & (DYN | SPLIT | GLOB) == 0
-    }
-
-    /// The word may expand to zero or several words.
-    fn split(self) -> bool {
-        self.f & SPLIT != 0
-    }
-
-    /// The word is surely `lit`.
-    fn is(self, lit: &[u8]) -> bool {
-        self.plain() && self.b == lit
-    }
-
-    /// An unquoted reserved word `lit` (a quoted `"if"` is a command name).
-    fn reserved(self, lit: &[u8]) -> bool {
-        self.f & QUOTED == 0 && self.is(lit)
-    }
-}
 
 /// An unquoted reserved word that may come before a command.
 fn is_reserved(w: W<'_>) -> bool {
@@ -411,50 +378,6 @@ pub(super) fn env_split_words(s: &[u8]) -> Vec<(Vec<u8>, u16)> {
     words
 }
 
-fn is_wild(c: u8) -> bool {
-    c == S_ANY || c == S_STAR
-}
-
-/// Whether some expansion of `pat` (sentinels: [`S_ANY`]/[`S_STAR`] any
-/// string, [`S_ONE`] one byte) equals `lit`, or starts with `lit` when
-/// `prefix`. Cost O(|pat| * |lit|); `lit` is always a short constant.
-pub(super) fn pat_match(pat: &[u8], lit: &[u8], prefix: bool) -> bool {
-    if !pat.iter().any(|&c| c <= S_ONE) {
-        return if prefix {
-            pat.starts_with(lit)
-        } else {
-            pat == lit
-        };
-    }
-    let (mut p, mut l) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while l < lit.len() {
-        match pat.get(p) {
-            Some(&c) if is_wild(c) => {
-                star = Some((p, l));
-                p += 1;
-            }
-            Some(&c) if c == S_ONE || c == lit[l] => {
-                p += 1;
-                l += 1;
-            }
-            _ => match star {
-                Some((sp, sl)) => {
-                    p = sp + 1;
-                    l = sl + 1;
-                    star = Some((sp, sl + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    if prefix {
-        return true;
-    }
-    pat[p..].iter().all(|&c| is_wild(c))
-}
-
-/// The part after the last `/`.
 /// A valid shell variable name.
 fn is_name(b: &[u8]) -> bool {
     b.first()
@@ -462,6 +385,7 @@ fn is_name(b: &[u8]) -> bool {
         && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
 }
 
+/// The part after the last `/`.
 fn basename(b: &[u8]) -> &[u8] {
     match b.iter().rposition(|&c| c == b'/') {
         Some(i) => &b[i + 1..],
@@ -652,10 +576,24 @@ fn with_substitutions<'a>(
         .collect()
 }
 
+impl Analysis for Parser<'_> {
+    fn simple_command(&mut self, words: &[W<'_>]) -> R<bool> {
+        self.command(words)
+    }
+
+    fn produced_scripts(&self, text: &[u8]) -> Option<Vec<Vec<u8>>> {
+        self.produced(text)
+    }
+
+    fn script_from_file(&mut self, raw: &[u8]) -> R<bool> {
+        self.script_file(raw)
+    }
+}
+
 impl Parser<'_> {
     /// Analyses one simple command. Returns whether it is a shell that reads
     /// its script from standard input.
-    pub(super) fn command(&mut self, words: &[W<'_>]) -> R<bool> {
+    fn command(&mut self, words: &[W<'_>]) -> R<bool> {
         let has_brace = words.iter().any(|w| w.f & (BRACE | ASSIGN) == BRACE);
         let mut bare = false;
         let mut judged_rest = false;
@@ -1200,7 +1138,7 @@ impl Parser<'_> {
     /// `bash < <(...)`): analysed exactly when a static producer writes it,
     /// else its text is judged loosely.
     /// Returns whether the script was known.
-    pub(super) fn script_file(&mut self, raw: &[u8]) -> R<bool> {
+    fn script_file(&mut self, raw: &[u8]) -> R<bool> {
         let body = raw.strip_prefix(b"<(").and_then(|b| b.strip_suffix(b")"));
         match body.and_then(|b| self.produced(b)) {
             Some(scripts) => {
@@ -1220,7 +1158,7 @@ impl Parser<'_> {
     /// Every output producer text `text` may give, when static producers
     /// fix it (reserved words before the producer and a group around it are
     /// dropped: `{ echo ...; } | bash`, `then echo ... | bash`).
-    pub(super) fn produced(&self, text: &[u8]) -> Option<Vec<Vec<u8>>> {
+    fn produced(&self, text: &[u8]) -> Option<Vec<Vec<u8>>> {
         if !self.allowed.producers {
             return None;
         }
@@ -1787,23 +1725,6 @@ fn command_opts(words: &[W<'_>], mut i: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pattern_matching() {
-        assert!(pat_match(b"herdr", b"herdr", false));
-        assert!(!pat_match(b"herdrx", b"herdr", false));
-        assert!(pat_match(&[S_ANY], b"herdr", false));
-        assert!(pat_match(&[b'h', S_ANY], b"herdr", false));
-        assert!(!pat_match(&[b'x', S_ANY], b"herdr", false));
-        assert!(pat_match(&[S_ANY, b'r'], b"herdr", false));
-        assert!(pat_match(&[b'w', b'a', S_ONE, b't'], b"wait", false));
-        assert!(!pat_match(&[b'w', S_ONE, b't'], b"wait", false));
-        assert!(pat_match(&[S_STAR, b'a', S_STAR, b't'], b"wait", false));
-        assert!(pat_match(b"--wait=5", b"--wait=", true));
-        assert!(pat_match(&[b'-', b'-', S_ANY], b"--wait=", true));
-        assert!(!pat_match(b"--waiting", b"--wait=", true));
-        assert!(pat_match(&[S_ANY, S_ANY, S_ANY], b"", false));
-    }
 
     #[test]
     fn options_are_skipped() {

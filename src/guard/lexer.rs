@@ -1,7 +1,10 @@
 //! POSIX shell lexer for the guard: splits text into words and simple
 //! commands, and descends into command substitutions, heredoc bodies and
-//! parameter expansions. Each simple command is handed to the analysis
-//! (`analyze.rs`) as soon as it ends.
+//! parameter expansions. Each simple command is handed to the analysis as
+//! soon as it ends, through the [`Analysis`] trait that the layer above
+//! (`analyze.rs`) implements: the lexer looks only down, at the words
+//! ([`super::words`]), the static evaluation ([`super::resolve`]), the
+//! fallback rules and the verdicts.
 //!
 //! Every byte of the input is consumed once per nesting level, and nesting is
 //! capped at [`MAX_DEPTH`], so the cost is linear in the input length.
@@ -10,8 +13,15 @@
 //! known here are replaced by sentinel bytes: [`S_ANY`] for an expansion,
 //! [`S_STAR`] / [`S_ONE`] for unquoted glob characters.
 
-use super::analyze::W;
+use super::fallback;
 use super::policy::Verdict;
+use super::resolve::{Allowed, Values};
+#[cfg(test)]
+use super::words::render;
+use super::words::{
+    hex_escape, ASSIGN, BRACE, DYN, GLOB, HERESTR, HVAR, IO_NUMBER, QUOTED, REDIR, SPLIT, S_ANY,
+    S_ONE, S_STAR, W,
+};
 
 /// Deepest nesting of substitutions, `${...}` and re-parsed scripts
 /// (`sh -c`, `eval`, ...) analysed before giving up and falling back to the
@@ -38,37 +48,22 @@ fn stack_mark() -> usize {
 const BUDGET_FACTOR: usize = 2;
 const BUDGET_BASE: usize = 64 * 1024;
 
-/// Word flag: contains an expansion whose value is unknown here.
-pub(super) const DYN: u16 = 1;
-/// Word flag: may expand to zero or several words (unquoted expansion,
-/// `"$@"`, brace expansion).
-pub(super) const SPLIT: u16 = 1 << 1;
-/// Word flag: contains unquoted glob characters.
-pub(super) const GLOB: u16 = 1 << 2;
-/// Word flag: a `NAME=value` assignment.
-pub(super) const ASSIGN: u16 = 1 << 3;
-/// Word flag: the word is one expansion of `HERDR_BIN_PATH`.
-pub(super) const HVAR: u16 = 1 << 4;
-/// Word flag: some part of the word was quoted or escaped.
-pub(super) const QUOTED: u16 = 1 << 5;
-/// Word flag: the word was an IO number (`2` in `2>&1`) and was dropped.
-pub(super) const IO_NUMBER: u16 = 1 << 6;
-/// Word flag: the word is a redirection target, not an argument.
-pub(super) const REDIR: u16 = 1 << 7;
-/// Word flag: the word is a here-string (`<<< word`).
-pub(super) const HERESTR: u16 = 1 << 8;
-/// Word flag: the word holds an unquoted brace expansion (`{a,b}`, `{1..3}`).
-pub(super) const BRACE: u16 = 1 << 9;
-/// Word flag: the word's unknown value never starts with `-` (a path that
-/// `find` substitutes for `{}`).
-pub(super) const NODASH: u16 = 1 << 10;
+/// What the lexer hands up to the analysis of simple commands. The lexer
+/// only splits text; `analyze.rs`, the layer above, implements this for
+/// [`Parser`], so that the lexer never names the analysis.
+pub(super) trait Analysis {
+    /// Judges one simple command (redirections left out); returns whether
+    /// it is a shell that reads its script from standard input.
+    fn simple_command(&mut self, words: &[W<'_>]) -> R<bool>;
 
-/// Sentinel byte: an expansion (any string).
-pub(super) const S_ANY: u8 = 0;
-/// Sentinel byte: an unquoted `*` (any string).
-pub(super) const S_STAR: u8 = 1;
-/// Sentinel byte: an unquoted `?` or bracket expression (one character).
-pub(super) const S_ONE: u8 = 2;
+    /// The scripts a producer's text prints, when they can be known
+    /// statically (`echo '...' | bash`).
+    fn produced_scripts(&self, text: &[u8]) -> Option<Vec<Vec<u8>>>;
+
+    /// Judges the script a shell reads from the file named by the source
+    /// text `raw` (`bash <(...)`, `sh < "$f"`); returns whether it was known.
+    fn script_from_file(&mut self, raw: &[u8]) -> R<bool>;
+}
 
 /// Why the analysis stopped early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +169,7 @@ pub(super) struct Parser<'s> {
     pub(super) loose: bool,
     /// Which static evaluations the whole input allows (see
     /// [`super::resolve`]); shared with sub-parsers.
-    pub(super) allowed: super::resolve::Allowed,
+    pub(super) allowed: Allowed,
     /// A re-parsed script (here or below) allows less than its parent did
     /// (e.g. an escaped `\x65cho() {...}` in a `$'...'` script): resolutions
     /// made before it was seen may be wrong, so the caller judges again
@@ -198,7 +193,7 @@ pub(super) struct Parser<'s> {
     pub(super) aliases: Vec<Alias>,
     /// Values assigned anywhere in the input, and the uses waiting for them
     /// (shared with sub-parsers, like the aliases).
-    pub(super) values: super::resolve::Values,
+    pub(super) values: Values,
     /// Open compound commands, innermost last: `i` if (before `then`), `t`
     /// then/elif body, `e` else body, `w` while/until/for/select (before
     /// `do`), `d` do body, `c` case, `{` brace group.
@@ -239,34 +234,6 @@ fn closes_compound(text: &[u8]) -> bool {
         || text
             .split(|c| !c.is_ascii_alphanumeric() && *c != b'_')
             .any(|w| matches!(w, b"fi" | b"done" | b"esac"))
-}
-
-/// Decodes the digits of a `\xHH`, `\uHHHH` or `\UHHHHHHHH` escape (`e` is
-/// `x`, `u` or `U`) at the start of `s` into `out` (a byte, or a character
-/// in UTF-8); returns how many digits it used. With none, the escape stays
-/// as written.
-pub(super) fn hex_escape(e: u8, s: &[u8], out: &mut Vec<u8>) -> usize {
-    let max = match e {
-        b'x' => 2,
-        b'u' => 4,
-        _ => 8,
-    };
-    let mut v: u32 = 0;
-    let mut n = 0;
-    while let Some(d) = s.get(n).copied().and_then(hex_val).filter(|_| n < max) {
-        v = v * 16 + d;
-        n += 1;
-    }
-    if n == 0 {
-        out.push(b'\\');
-        out.push(e);
-    } else if e == b'x' {
-        out.push(v as u8);
-    } else if let Some(ch) = char::from_u32(v) {
-        let mut tmp = [0u8; 4];
-        out.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
-    }
-    n
 }
 
 fn is_name_start(c: u8) -> bool {
@@ -319,10 +286,6 @@ fn run_len(s: &[u8], class: u8) -> usize {
         .unwrap_or(s.len())
 }
 
-fn hex_val(c: u8) -> Option<u32> {
-    (c as char).to_digit(16)
-}
-
 impl<'s> Parser<'s> {
     /// A parser over `src` starting at nesting depth `depth`.
     pub(super) fn new(src: &'s [u8], depth: u32) -> Self {
@@ -332,7 +295,7 @@ impl<'s> Parser<'s> {
             depth,
             verdict: Verdict::Allow,
             loose: false,
-            allowed: super::resolve::Allowed::NONE,
+            allowed: Allowed::NONE,
             restricted_below: false,
             resolved_any: false,
             defines_fn: false,
@@ -341,7 +304,7 @@ impl<'s> Parser<'s> {
             in_subst: 0,
             herestr: None,
             aliases: Vec::new(),
-            values: super::resolve::Values::default(),
+            values: Values::default(),
             open: Vec::new(),
             made_up: 0,
             committed: (Verdict::Allow, false),
@@ -428,7 +391,7 @@ impl<'s> Parser<'s> {
         let mut sub = Parser::new(text, self.depth + 1);
         sub.budget = self.budget;
         sub.stack_base = self.stack_base;
-        let here = super::resolve::Allowed::for_input(text);
+        let here = Allowed::for_input(text);
         sub.allowed = self.allowed.and(here);
         self.restricted_below |= sub.allowed != self.allowed;
         sub.aliases = std::mem::take(&mut self.aliases);
@@ -484,7 +447,7 @@ impl<'s> Parser<'s> {
             Ok(())
         } else {
             self.dyn_partial = true;
-            self.bump(super::fallback::loose_sequence(raw))
+            self.bump(fallback::loose_sequence(raw))
         }
     }
 
@@ -897,7 +860,7 @@ impl<'s> Parser<'s> {
             .iter()
             .find(|s| s.f & HERESTR != 0 && s.f & DYN == 0)
             .map(|s| cmd.buf[s.start..s.end].to_vec());
-        let bare_shell = self.command(&words);
+        let bare_shell = self.simple_command(&words);
         self.herestr = None;
         self.w_scratch = recycle(words);
         let bare_shell = bare_shell?;
@@ -909,7 +872,7 @@ impl<'s> Parser<'s> {
                 let end = self.pos.min(src.len());
                 let text = &src[cmd.pipe_start.min(end)..end];
                 let producer = &src[cmd.pipe_start.min(cmd.pipe_bar)..cmd.pipe_bar.min(end)];
-                if let Some(scripts) = self.produced(producer) {
+                if let Some(scripts) = self.produced_scripts(producer) {
                     // `echo '...' | bash`: the script is known.
                     self.resolved_any = true;
                     for script in scripts {
@@ -928,7 +891,7 @@ impl<'s> Parser<'s> {
             }
             for s in cmd.words.iter() {
                 if s.f & REDIR != 0 && s.f & HERESTR == 0 && s.f & DYN != 0 {
-                    self.script_file(&src[s.rs..s.re])?;
+                    self.script_from_file(&src[s.rs..s.re])?;
                 }
             }
             for hd in self.heredocs.iter_mut().filter(|h| h.cmd == cmd.id) {
@@ -1865,19 +1828,4 @@ impl<'s> Parser<'s> {
             }
         }
     }
-}
-
-/// Renders a word value for tests: `$` for an expansion, `*`/`?` for globs.
-#[cfg(test)]
-pub(super) fn render(b: &[u8]) -> String {
-    let mapped: Vec<u8> = b
-        .iter()
-        .map(|&c| match c {
-            S_ANY => b'$',
-            S_STAR => b'*',
-            S_ONE => b'?',
-            _ => c,
-        })
-        .collect();
-    String::from_utf8_lossy(&mapped).into_owned()
 }

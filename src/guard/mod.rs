@@ -33,6 +33,7 @@ mod fallback;
 mod lexer;
 pub mod policy;
 mod resolve;
+mod words;
 
 use lexer::{Parser, Stop};
 

@@ -10,7 +10,7 @@
 //! command, a redirection) is not evaluated, and the caller falls back to
 //! the loose rule as before.
 
-use super::lexer::hex_escape;
+use super::words::hex_escape;
 
 /// Which evaluations the whole input allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

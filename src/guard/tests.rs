@@ -183,3 +183,84 @@ fn fallback_rules_are_exposed_as_the_guard_uses_them() {
         0
     );
 }
+
+/// The guard's modules from the bottom layer up. A module may name (as
+/// `super::NAME`) only modules listed before it: the layers only look
+/// down, so no import circle can come back.
+const LAYERS: &[(&str, &str)] = &[
+    ("policy", include_str!("policy.rs")),
+    ("words", include_str!("words.rs")),
+    ("fallback", include_str!("fallback.rs")),
+    ("resolve", include_str!("resolve.rs")),
+    ("lexer", include_str!("lexer.rs")),
+    ("analyze", include_str!("analyze.rs")),
+];
+
+/// Every name a module's source reaches through `super::` (its own test
+/// module, whose `super` is the module itself, left out).
+fn names_above(src: &str) -> Vec<String> {
+    let body = src.split("#[cfg(test)]\nmod tests").next().unwrap_or(src);
+    let mut out = Vec::new();
+    for (at, _) in body.match_indices("super::") {
+        let rest = &body[at + "super::".len()..];
+        let names: Vec<&str> = match rest.strip_prefix('{') {
+            Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                .split(',')
+                .map(|n| n.trim().split("::").next().unwrap_or(""))
+                .collect(),
+            None => vec![rest
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("")],
+        };
+        out.extend(
+            names
+                .into_iter()
+                .filter(|n| !n.is_empty())
+                .map(String::from),
+        );
+    }
+    out
+}
+
+#[test]
+fn modules_only_look_down() {
+    for (k, (module, src)) in LAYERS.iter().enumerate() {
+        let below: Vec<&str> = LAYERS[..k].iter().map(|(m, _)| *m).collect();
+        for name in names_above(src) {
+            assert!(
+                below.contains(&name.as_str()),
+                "guard::{module} names `super::{name}`: only {below:?} lie below it \
+                 (a module of a higher layer, or an item of guard/mod.rs, would close a circle)"
+            );
+        }
+        // Nor around the layers through the crate root.
+        assert!(
+            !src.contains("crate::guard::"),
+            "guard::{module} reaches the guard through crate::guard"
+        );
+    }
+    // The check itself sees what it must.
+    assert_eq!(
+        names_above("use super::lexer::{A, B};\nuse super::{policy::Verdict, words};\n/// [`super::resolve`]"),
+        ["lexer", "policy", "words", "resolve"]
+    );
+    assert_eq!(
+        names_above("x\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n"),
+        Vec::<String>::new()
+    );
+    // Every module of the guard but the root and its tests has a layer.
+    let root = include_str!("mod.rs");
+    for line in root.lines() {
+        if let Some(m) = line
+            .strip_prefix("mod ")
+            .or_else(|| line.strip_prefix("pub mod "))
+            .and_then(|m| m.strip_suffix(';'))
+        {
+            assert!(
+                m == "tests" || LAYERS.iter().any(|(l, _)| *l == m),
+                "guard::{m} has no layer in LAYERS"
+            );
+        }
+    }
+}
