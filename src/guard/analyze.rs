@@ -1171,7 +1171,13 @@ impl Parser<'_> {
     fn herdr(&mut self, args: &[W<'_>], strict: bool) -> R {
         let mut judge = policy::Judge::new();
         for &w in args {
-            let classes = policy_classes(w, strict);
+            let mut classes = policy_classes(w, strict);
+            if classes & policy::EXACT == 0 && judge.past_verb() {
+                // Deliberately: an unknown TARGET or TEXT (`"$PEER"`) is not
+                // taken for a global flag that would shift `-- --wait` into
+                // place (the `herdr` shim sees such a value exactly).
+                classes = (classes & !policy::GLOBAL) | policy::Class::Other.bit();
+            }
             if w.split() {
                 judge.words(classes);
             } else {

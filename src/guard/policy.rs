@@ -113,6 +113,10 @@ pub(super) type Classes = u16;
 /// Every class.
 pub(super) const ALL: Classes = (1 << 10) - 1;
 
+/// The global flags' classes.
+pub(super) const GLOBAL: Classes =
+    Class::Session.bit() | Class::SessionEq.bit() | Class::Remote.bit() | Class::RemoteAlone.bit();
+
 /// Marks a set of one class for a word known exactly (only such a word
 /// counts as a waiting option in place of TARGET).
 pub(super) const EXACT: Classes = 1 << 15;
@@ -323,6 +327,19 @@ impl Judge {
         }
     }
 
+    /// Whether every possibility is past `agent prompt` (or settled).
+    pub(super) fn past_verb(&self) -> bool {
+        let mut rest = self.states;
+        while rest != 0 {
+            let s = rest.trailing_zeros() as u8;
+            rest &= rest - 1;
+            if s % 8 < TARGET {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Whether no further word can change the verdict.
     pub(super) fn settled(&self) -> bool {
         let mut rest = self.states;
@@ -464,6 +481,7 @@ mod tests {
         let mut k = j;
         k.words(Class::Other.bit() | Class::WaitOpt.bit());
         assert_eq!(k.verdict(), Verdict::Block);
+        assert!(j.past_verb());
         j.word(Class::DashDash.bit());
         j.words(ALL);
         assert_eq!(j.verdict(), Verdict::Allow);
