@@ -61,19 +61,17 @@ impl Allowed {
         };
         for (i, &c) in input.iter().enumerate() {
             let rest = &input[i..];
-            if matches!(c, b'(' | b'`' | b'\\')
-                || (c == b'.' && !rest.get(1).is_some_and(|n| !n.is_ascii_whitespace()))
-                || [
-                    b"alias".as_slice(),
-                    b"function",
-                    b"enable",
-                    b"eval",
-                    b"source",
-                    b"BASH_",
-                ]
-                .iter()
-                .any(|k| rest.starts_with(k))
-            {
+            let redefinable = match c {
+                b'(' | b'`' | b'\\' => true,
+                b'.' => !rest.get(1).is_some_and(|n| !n.is_ascii_whitespace()),
+                b'a' => rest.starts_with(b"alias"),
+                b'f' => rest.starts_with(b"function"),
+                b'e' => rest.starts_with(b"enable") || rest.starts_with(b"eval"),
+                b's' => rest.starts_with(b"source"),
+                b'B' => rest.starts_with(b"BASH_"),
+                _ => false,
+            };
+            if redefinable {
                 allowed.builtin = false;
             }
             match c {
