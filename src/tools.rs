@@ -202,7 +202,7 @@ pub fn call_in_style(
             session,
             tool,
             action.as_deref(),
-            &[],
+            (&[], None),
             Err(&e.clone().into()),
             started,
         );
@@ -222,11 +222,12 @@ pub fn call_in_style(
         .map_err(CallError::from),
     };
     let trace = herdr.take_trace();
+    let turn = herdr.take_turn();
     log(
         session,
         tool,
         action.as_deref(),
-        &trace,
+        (&trace, turn.as_ref()),
         result.as_ref(),
         started,
     );
@@ -241,7 +242,7 @@ fn log(
     session: &str,
     tool: &str,
     action: Option<&str>,
-    calls: &[crate::herdr::CallTrace],
+    (calls, turn): (&[crate::herdr::CallTrace], Option<&crate::herdr::TurnTrace>),
     result: Result<&Value, &CallError>,
     started: Instant,
 ) {
@@ -258,6 +259,7 @@ fn log(
         code,
         detail: &detail,
         elapsed: started.elapsed(),
+        turn,
     });
 }
 

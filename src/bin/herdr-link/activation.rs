@@ -10,8 +10,9 @@
 //! <base>/<host pid>-<host start>/<server pid>-<server start>     mode 0600, flock(LOCK_EX) held
 //! ```
 //!
-//! `<base>` is `/run/user/<uid>/herdr-link` when `/run/user/<uid>` is a 0700 directory of ours,
-//! else `/tmp/herdr-link-<uid>` (0700); no environment variable is read, because Codex gives its
+//! `<base>` is the user's runtime directory ([`herdr_link::rundir`]):
+//! `/run/user/<uid>/herdr-link` when `/run/user/<uid>` is a 0700 directory of ours, else
+//! `/tmp/herdr-link-<uid>` (0700); no environment variable is read, because Codex gives its
 //! MCP servers a filtered environment while its hooks get the full one. The file starts with a
 //! header and the host's session id (Claude Code's `CLAUDE_CODE_SESSION_ID`, if set); activation
 //! appends the line `active`. The exclusive lock is held for the server's whole life: a file
@@ -20,9 +21,11 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
+
+use herdr_link::rundir::{private_dir, uid};
 
 /// First line of every state file.
 const HEADER: &str = "herdr-link-activation/1";
@@ -115,47 +118,15 @@ pub fn host_from(parent: i32, stat: impl Fn(i32) -> Option<ProcStat>) -> Option<
     None
 }
 
-fn uid() -> u32 {
-    // SAFETY: getuid cannot fail.
-    unsafe { libc::getuid() }
-}
-
-/// Whether `path` is a real directory (not a symlink) owned by us and closed to others.
-fn private_dir(path: &Path) -> bool {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) => m.file_type().is_dir() && m.uid() == uid() && m.mode() & 0o077 == 0,
-        Err(_) => false,
-    }
-}
-
-/// Where the per-host directories live (see the module doc). Never reads the environment.
+/// Where the per-host directories live: the user's runtime directory ([`herdr_link::rundir`]).
 pub fn base_dir() -> PathBuf {
-    let uid = uid();
-    let run = PathBuf::from(format!("/run/user/{uid}"));
-    if private_dir(&run) {
-        run.join("herdr-link")
-    } else {
-        PathBuf::from(format!("/tmp/herdr-link-{uid}"))
-    }
+    herdr_link::rundir::base_dir()
 }
 
-/// Creates `path` as a 0700 directory, or accepts it if it already is a private directory of
-/// ours; anything else (a symlink, another owner, open permissions) is refused.
+/// [`herdr_link::rundir::ensure_private_dir`], saying what refusing it means here.
 fn ensure_private_dir(path: &Path) -> Result<(), String> {
-    match std::fs::DirBuilder::new().mode(0o700).create(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
-    }
-    if private_dir(path) {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} is not a directory of uid {} with mode 0700; activation is not shared",
-            path.display(),
-            uid()
-        ))
-    }
+    herdr_link::rundir::ensure_private_dir(path)
+        .map_err(|e| format!("{e}; activation is not shared"))
 }
 
 /// `flock` without blocking: `Ok(true)` locked, `Ok(false)` someone else holds it.
