@@ -699,6 +699,7 @@ fn turns() {
     }
     drop(w);
 
+    let turn_len = herdr_link::turn::SUBMIT_WINDOW + herdr_link::turn::MARGIN;
     // (t3) N sends to one receiver, back to back from one session: each waits for the last
     // Enter. (t4) N sessions (threads) to N receivers at once: nobody waits.
     for n in [6, 12] {
@@ -714,12 +715,11 @@ fn turns() {
         let all = t.elapsed();
         assert_eq!(subs.as_array().unwrap().len(), n);
         println!(
-            "  {n} sends to one receiver: sends done in {:.0} ms ({:.0} ms each), all submitted after {:.0} ms = {:.2} windows of {} ms",
+            "  {n} sends to one receiver: sends done in {:.0} ms ({:.0} ms each), all submitted after {:.0} ms = {:.2} × (window + margin)",
             ms(sent),
             ms(sent) / n as f64,
             ms(all),
-            ms(all) / herdr_link::turn::SUBMIT_WINDOW.as_millis() as f64,
-            herdr_link::turn::SUBMIT_WINDOW.as_millis()
+            ms(all) / ms(turn_len)
         );
         drop(w);
 
@@ -746,10 +746,10 @@ fn turns() {
         let all = t.elapsed();
         assert_eq!(subs.as_array().unwrap().len(), n);
         println!(
-            "  {n} senders to {n} receivers at once: sends done in {:.0} ms, all submitted after {:.0} ms = {:.2} windows",
+            "  {n} senders to {n} receivers at once: sends done in {:.0} ms, all submitted after {:.0} ms = {:.2} × window",
             ms(sent),
             ms(all),
-            ms(all) / herdr_link::turn::SUBMIT_WINDOW.as_millis() as f64
+            ms(all) / ms(herdr_link::turn::SUBMIT_WINDOW)
         );
         drop(w);
     }
