@@ -6,7 +6,10 @@
 //!   directly with `std::process::Command`, interleaved, as a ratio of medians (bar ≤ 1.10);
 //! * (b) `hl_bash_guard` per call;
 //! * (c) `hl_tool_call` paths that spawn nothing (validation errors, gateway; bar ≤ 20 µs);
-//! * (d) throughput of 16 threads on distinct sessions against 1 thread (`peers`).
+//! * (d) throughput of 16 threads on distinct sessions against 1 thread (`peers`);
+//! * (t) delivery turns (src/turn.rs): a lone send's added cost (lock + bookkeeping) against a
+//!   send, and against the send of another build (`HL_BENCH_OLD_LIB=<its cdylib>`, e.g. the
+//!   library before turns); N sends to one receiver; N senders to N receivers.
 //!
 //! Numbers are printed (median, min, max); nothing is asserted, the machine is noisy. Set
 //! `BENCH_ITERS` to change the sample count of (a) (default 200). Results: BENCHMARKS.md.
@@ -51,6 +54,9 @@ fn main() {
     }
     if want("d") {
         throughput();
+    }
+    if want("t") {
+        turns();
     }
 }
 
@@ -200,6 +206,8 @@ fn spawning_ratio() {
     for op in ["peers", "send", "close"] {
         let w = World::standard();
         let session = format!("bench-{op}");
+        // Each send sample sleeps one turn gap first: fewer of them.
+        let n = if op == "send" { n.min(60) } else { n };
         let mut lib = Vec::with_capacity(n);
         let mut raw = Vec::with_capacity(n);
         for i in 0..n + 10 {
@@ -230,6 +238,11 @@ fn spawning_ratio() {
             let run_lib = || {
                 if op == "close" {
                     new_victim(&w);
+                }
+                if op == "send" {
+                    // Untimed: let the previous send's Enter pass, so this is a lone send that
+                    // waits for no turn (what (a) compares); (t) measures the waits.
+                    std::thread::sleep(TURN_GAP);
                 }
                 let t = Instant::now();
                 let r = a.call_text(&request);
@@ -537,4 +550,207 @@ fn throughput() {
     let m1 = show("1 thread", &mut one);
     let m16 = show("16 threads, distinct sessions", &mut sixteen);
     println!("  16 threads / 1 thread: {:.2}x", m16 / m1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// (t) delivery turns
+
+/// Longer than Herdr's submit window plus the turn margin: after it, a receiver's turn is free.
+const TURN_GAP: Duration = Duration::from_millis(450);
+
+/// `hl_tool_call` + `hl_free` of another build of the cdylib (`HL_BENCH_OLD_LIB`).
+struct OtherLib {
+    _lib: libloading::Library,
+    call: unsafe extern "C" fn(*const std::ffi::c_char) -> *mut std::ffi::c_char,
+    free: unsafe extern "C" fn(*mut std::ffi::c_char),
+}
+
+impl OtherLib {
+    fn load(path: &str) -> OtherLib {
+        // SAFETY: loading a build of this very library; the symbols have these signatures.
+        unsafe {
+            let lib = libloading::Library::new(path).expect("load HL_BENCH_OLD_LIB");
+            OtherLib {
+                call: *lib.get(b"hl_tool_call").unwrap(),
+                free: *lib.get(b"hl_free").unwrap(),
+                _lib: lib,
+            }
+        }
+    }
+
+    fn tool(&self, request: &str) -> Value {
+        let c = std::ffi::CString::new(request).unwrap();
+        // SAFETY: a valid C string in, a library-owned string out, freed right after.
+        unsafe {
+            let p = (self.call)(c.as_ptr());
+            let v = serde_json::from_str(std::ffi::CStr::from_ptr(p).to_str().unwrap()).unwrap();
+            (self.free)(p);
+            v
+        }
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// `n` agents `r0`..: the receivers, after the caller `brain` (w1:p1).
+fn receivers_world(n: usize) -> World {
+    let mut panes = vec![json!({"agent": "pi", "name": "brain"})];
+    panes.extend((0..n).map(|i| json!({"agent": "pi", "name": format!("r{i}")})));
+    World::new(
+        json!({"workspaces": [{"cwd": "/p", "tabs": [{"panes": panes}]}]}),
+        "w1:p1",
+    )
+}
+
+fn send_request(session: &str, to: &str, message: &str) -> String {
+    json!({"session": session, "tool": "herdr_link_send",
+           "input": {"to": to, "message": message}})
+    .to_string()
+}
+
+fn turns() {
+    println!(
+        "\n(t) delivery turns (submit window {} ms + margin {} ms)",
+        herdr_link::turn::SUBMIT_WINDOW.as_millis(),
+        herdr_link::turn::MARGIN.as_millis()
+    );
+    let a = abi();
+
+    // (t1) The bookkeeping alone: take an idle receiver's turn, record the Enter, release.
+    let dir = std::env::temp_dir().join(format!("hl-bench-turns-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    herdr_link::rundir::ensure_private_dir(&dir).unwrap();
+    let key = 42u64;
+    let path = dir.join(format!("{key:016x}"));
+    let mut book = Vec::new();
+    for i in 0..1010 {
+        let _ = std::fs::write(&path, "0\n"); // untimed: the last Enter long past
+        let t = Instant::now();
+        let turn =
+            herdr_link::turn::take_in_dir(&dir, key, Instant::now() + Duration::from_secs(5))
+                .unwrap();
+        turn.delivered();
+        drop(turn);
+        if i >= 10 {
+            book.push(t.elapsed());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let sb = stats(&book);
+    row(
+        "turn bookkeeping: take idle turn + record Enter + release",
+        &sb,
+    );
+
+    // (t2) A lone send (its receiver's last Enter long past), this build and maybe another.
+    let w = receivers_world(8);
+    let old = std::env::var("HL_BENCH_OLD_LIB")
+        .ok()
+        .map(|p| OtherLib::load(&p));
+    let n = 40;
+    let (mut new_s, mut old_s) = (Vec::new(), Vec::new());
+    for i in 0..n + 4 {
+        std::thread::sleep(TURN_GAP);
+        let req = send_request("bench-t2", "r0", "bench message");
+        let run_new = || {
+            let t = Instant::now();
+            let r = a.call_text(&req);
+            assert_eq!(r["ok"], true, "{r}");
+            t.elapsed()
+        };
+        let run_old = |lib: &OtherLib| {
+            // Another receiver: the old build takes no turn, and must not wait for ours.
+            let req = send_request("bench-t2-old", "r1", "bench message");
+            let t = Instant::now();
+            let r = lib.tool(&req);
+            assert_eq!(r["ok"], true, "{r}");
+            t.elapsed()
+        };
+        let (x, y) = if i % 2 == 0 {
+            let x = run_new();
+            (x, old.as_ref().map(run_old))
+        } else {
+            let y = old.as_ref().map(run_old);
+            (run_new(), y)
+        };
+        if i >= 4 {
+            new_s.push(x);
+            old_s.extend(y);
+        }
+    }
+    let sn = stats(&new_s);
+    row("lone send, this build", &sn);
+    println!(
+        "  bookkeeping / lone send: {:.4} ({:.1} µs of {:.2} ms)",
+        sb.median.as_secs_f64() / sn.median.as_secs_f64(),
+        us(sb.median),
+        ms(sn.median)
+    );
+    if !old_s.is_empty() {
+        let so = stats(&old_s);
+        row("lone send, HL_BENCH_OLD_LIB", &so);
+        println!(
+            "  RATIO lone-send this/old {:.3} (of minimums {:.3})",
+            sn.median.as_secs_f64() / so.median.as_secs_f64(),
+            sn.min.as_secs_f64() / so.min.as_secs_f64()
+        );
+    }
+    drop(w);
+
+    let turn_len = herdr_link::turn::SUBMIT_WINDOW + herdr_link::turn::MARGIN;
+    // (t3) N sends to one receiver, back to back from one session: each waits for the last
+    // Enter. (t4) N sessions (threads) to N receivers at once: nobody waits.
+    for n in [6, 12] {
+        let w = receivers_world(n);
+        std::thread::sleep(TURN_GAP);
+        let t = Instant::now();
+        for k in 0..n {
+            let r = a.call_text(&send_request("bench-t3", "r0", &format!("m{k}")));
+            assert_eq!(r["ok"], true, "{r}");
+        }
+        let sent = t.elapsed();
+        let subs: Value = serde_json::from_str(&w.admin(&["fake", "prompts"])).unwrap();
+        let all = t.elapsed();
+        assert_eq!(subs.as_array().unwrap().len(), n);
+        println!(
+            "  {n} sends to one receiver: sends done in {:.0} ms ({:.0} ms each), all submitted after {:.0} ms = {:.2} × (window + margin)",
+            ms(sent),
+            ms(sent) / n as f64,
+            ms(all),
+            ms(all) / ms(turn_len)
+        );
+        drop(w);
+
+        let w = receivers_world(n);
+        std::thread::sleep(TURN_GAP);
+        let barrier = std::sync::Barrier::new(n);
+        let t = Instant::now();
+        std::thread::scope(|scope| {
+            for k in 0..n {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    barrier.wait();
+                    let r = a.call_text(&send_request(
+                        &format!("bench-t4-{k}"),
+                        &format!("r{k}"),
+                        "m",
+                    ));
+                    assert_eq!(r["ok"], true, "{r}");
+                });
+            }
+        });
+        let sent = t.elapsed();
+        let subs: Value = serde_json::from_str(&w.admin(&["fake", "prompts"])).unwrap();
+        let all = t.elapsed();
+        assert_eq!(subs.as_array().unwrap().len(), n);
+        println!(
+            "  {n} senders to {n} receivers at once: sends done in {:.0} ms, all submitted after {:.0} ms = {:.2} × window",
+            ms(sent),
+            ms(all),
+            ms(all) / ms(herdr_link::turn::SUBMIT_WINDOW)
+        );
+        drop(w);
+    }
 }

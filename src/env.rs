@@ -43,6 +43,12 @@ pub fn gate() -> Option<HerdrEnv> {
     })
 }
 
+/// `HERDR_SOCKET_PATH` (empty when unset): which Herdr server the CLI talks to, so deliveries to
+/// panes of different servers never share a turn ([`crate::turn`]).
+pub fn socket_path() -> String {
+    var("HERDR_SOCKET_PATH").unwrap_or_default()
+}
+
 /// The first executable `herdr` on `PATH`, as an absolute path (symlinks are not followed, so
 /// the path survives upgrades that move the real binary).
 pub fn herdr_on_path() -> Option<PathBuf> {

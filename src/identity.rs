@@ -345,6 +345,7 @@ pub fn bootstrap_in_background(session: &str) -> Option<std::thread::JoinHandle<
                 code,
                 detail: &detail,
                 elapsed: started.elapsed(),
+                turn: None,
             });
         })
         .ok()

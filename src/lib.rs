@@ -4,7 +4,8 @@
 //! plugin (`cdylib`, see `include/herdr_link.h`). Layers, top to bottom:
 //! [`ffi`] (C strings, panic boundary) → [`tools`] (request, gate, activation, routing) →
 //! [`ops`] (start, peers, send, close) → [`identity`] (live self/target records, bootstrap) →
-//! [`herdr`] (the only process spawner). [`protocol`], [`presentation`] and [`guard`] are pure.
+//! [`herdr`] (the only process spawner); [`turn`] (delivery turns per receiver, over
+//! [`rundir`]) sits beside it. [`protocol`], [`presentation`] and [`guard`] are pure.
 
 #![warn(missing_docs)]
 
@@ -22,7 +23,9 @@ pub mod presence;
 pub mod presentation;
 pub mod protocol;
 pub mod request;
+pub mod rundir;
 pub mod session;
 pub mod tools;
+pub mod turn;
 
 pub use error::LinkError;

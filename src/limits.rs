@@ -5,11 +5,18 @@
 /// Linux's limit on one argv element (`MAX_ARG_STRLEN`), in bytes, the terminating NUL included.
 pub const MAX_ARG_STRLEN: usize = 128 * 1024;
 
-/// The longest `send` message, in characters (Unicode scalar values, as JSON Schema's
-/// `maxLength` counts). The envelope's JSON escapes a control character as `\u00XX`, so one
-/// character takes at most 6 bytes on the wire: 20,000 × 6 = 120,000 bytes, plus the wrapper
-/// text and the envelope's other fields (under 1 KiB), stays below [`MAX_ARG_STRLEN`].
-pub const MAX_MESSAGE_CHARS: usize = 20_000;
+/// The largest `send` message, in bytes **as the envelope encodes it** (JSON string escaping,
+/// UTF-8): a plain ASCII character counts 1; `"`, `\\`, newline, tab, carriage return, backspace
+/// and form feed count 2; other control characters 6 (`\u00XX`); any other character its UTF-8
+/// length (2–4). The whole wrapper travels as one argv element: 128,000 bytes of message plus the
+/// wrapper text and the other envelope fields (under 1 KiB with the longest names) stays below
+/// [`MAX_ARG_STRLEN`]. So about 128,000 characters of plain English, 42,000 of Chinese.
+pub const MAX_MESSAGE_BYTES: usize = 128_000;
+
+/// The most characters a `send` message can have and still pass [`MAX_MESSAGE_BYTES`] (each
+/// character encodes to at least one byte): the schema's `maxLength`, counted as JSON Schema
+/// counts (Unicode scalar values). A message within it can still be refused by the byte rule.
+pub const MAX_MESSAGE_CHARS: usize = MAX_MESSAGE_BYTES;
 
 /// The most entries of a start's `args`.
 pub const MAX_START_ARGS: usize = 256;
@@ -43,6 +50,29 @@ pub fn chars_over(s: &str, max: usize) -> bool {
     s.len() > max && s.chars().nth(max).is_some()
 }
 
+/// How many bytes `message` takes inside the envelope's JSON (without the quotes), exactly as
+/// `serde_json` escapes it; counting stops once it passes `max` (then the result is `max + 1`
+/// or more, never exact).
+pub fn encoded_len_upto(message: &str, max: usize) -> usize {
+    let mut n = 0usize;
+    for b in message.bytes() {
+        n += match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0x00..=0x1f => 6,
+            _ => 1,
+        };
+        if n > max {
+            break;
+        }
+    }
+    n
+}
+
+/// Whether `message` is over [`MAX_MESSAGE_BYTES`] as the envelope encodes it.
+pub fn message_over_limit(message: &str) -> bool {
+    encoded_len_upto(message, MAX_MESSAGE_BYTES) > MAX_MESSAGE_BYTES
+}
+
 /// `s` for an error message: its first [`ECHO_CHARS`] characters, quoted, with the total length
 /// when it was cut.
 pub fn echo(s: &str) -> String {
@@ -71,6 +101,26 @@ mod tests {
         assert!(chars_over(&"a".repeat(11), 10));
         assert!(!chars_over(&"😀".repeat(10), 10));
         assert!(chars_over(&"😀".repeat(11), 10));
+    }
+
+    #[test]
+    fn encoded_length_is_serde_jsons() {
+        let samples = [
+            String::new(),
+            "plain ascii".into(),
+            "quote \" backslash \\ nl \n cr \r tab \t bs \u{8} ff \u{c} del \u{7f}".into(),
+            (0u8..0x20).map(char::from).collect::<String>(),
+            "é 中文 😀 \u{2028}".into(),
+        ];
+        for m in samples {
+            let json = serde_json::to_string(&m).unwrap();
+            assert_eq!(encoded_len_upto(&m, usize::MAX), json.len() - 2, "{m:?}");
+        }
+        assert!(encoded_len_upto(&"\u{1}".repeat(100), 10) > 10);
+        assert!(!message_over_limit(&"a".repeat(MAX_MESSAGE_BYTES)));
+        assert!(message_over_limit(&"a".repeat(MAX_MESSAGE_BYTES + 1)));
+        assert!(!message_over_limit(&"中".repeat(MAX_MESSAGE_BYTES / 3)));
+        assert!(message_over_limit(&"中".repeat(MAX_MESSAGE_BYTES / 3 + 1)));
     }
 
     #[test]

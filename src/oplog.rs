@@ -1,12 +1,14 @@
 //! The operator log: with `HERDR_LINK_LOG=<path>`, one JSON line per operation (time, session,
 //! tool, every Herdr argv with its outcome and duration, the Link code and internal detail).
 //!
-//! This is the only place internal details and raw ids go. Lines are handed to one background
-//! writer through a bounded queue; when the queue is full (a slow or stuck disk) lines are dropped
-//! and counted rather than ever blocking or failing a tool call.
+//! This is the only place internal details and raw ids go, and it holds message text (argv
+//! excerpts): the file is created mode 0600 and never opened through a symlink. Lines are handed
+//! to one background writer through a bounded queue; when the queue is full (a slow or stuck
+//! disk) lines are dropped and counted rather than ever blocking or failing a tool call.
 
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{LazyLock, Mutex};
@@ -14,7 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use crate::herdr::CallTrace;
+use crate::herdr::{CallTrace, TurnTrace};
 
 /// Lines waiting for the writer at most; beyond that new lines are dropped.
 pub const QUEUE_DEPTH: usize = 1024;
@@ -41,7 +43,7 @@ fn sender() -> Option<SyncSender<Line>> {
             .name("herdr-link-oplog".into())
             .spawn(move || {
                 for (path, line) in rx {
-                    if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(&path) {
+                    if let Ok(mut f) = open_log(std::path::Path::new(&path)) {
                         let _ = f.write_all(line.as_bytes());
                     }
                 }
@@ -50,6 +52,17 @@ fn sender() -> Option<SyncSender<Line>> {
         *slot = Some(tx);
     }
     slot.clone()
+}
+
+/// Opens the log for one append: created mode 0600 (it holds message text), never through a
+/// symlink (`O_NOFOLLOW`: a symlink at the path loses the line). An existing file keeps its mode.
+pub fn open_log(path: &std::path::Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
 }
 
 /// Milliseconds with microsecond precision (no float noise in the log).
@@ -82,6 +95,8 @@ pub struct Entry<'a> {
     pub detail: &'a str,
     /// Wall time of the whole operation.
     pub elapsed: Duration,
+    /// How a send waited for its delivery turn (`None` for everything else).
+    pub turn: Option<&'a TurnTrace>,
 }
 
 fn log_path() -> Option<std::ffi::OsString> {
@@ -113,6 +128,11 @@ fn line(entry: &Entry<'_>) -> String {
         "detail": entry.detail,
         "ms": millis(entry.elapsed),
         "calls": calls,
+        "turn": entry.turn.map(|t| json!({
+            "wait_ms": millis(t.waited),
+            "got": t.got,
+            "shared": t.shared,
+        })),
     })
     .to_string()
         + "\n"
@@ -148,6 +168,7 @@ pub fn note(source: &str, code: &str, detail: &str) {
         code,
         detail,
         elapsed: Duration::ZERO,
+        turn: None,
     });
 }
 
@@ -159,7 +180,7 @@ pub fn record_now(entry: &Entry<'_>) {
         return;
     };
     let line = line(entry);
-    if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(&path) {
+    if let Ok(mut f) = open_log(std::path::Path::new(&path)) {
         let _ = f.write_all(line.as_bytes());
     } else {
         DROPPED.fetch_add(1, Ordering::Relaxed);

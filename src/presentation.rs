@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::limits::{MAX_MESSAGE_CHARS, MAX_START_ARGS};
+use crate::limits::{MAX_MESSAGE_BYTES, MAX_MESSAGE_CHARS, MAX_START_ARGS};
 use crate::protocol::{
     CONTRACT, GATEWAY, START_DESCRIPTION, TIER1, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START,
 };
@@ -130,9 +130,27 @@ fn string(description: &str) -> Value {
     json!({"type": "string", "description": description})
 }
 
-/// The send `message`: a string of at most [`MAX_MESSAGE_CHARS`] characters (PROTOCOL §8.1).
+/// The send `message` (PROTOCOL §8.1): `maxLength` is [`MAX_MESSAGE_CHARS`], the most characters
+/// that can ever pass; the description states the real rule, [`MAX_MESSAGE_BYTES`] as encoded.
 fn message_property(description: &str) -> Value {
+    let description = format!(
+        "{description} At most {} bytes as the message envelope encodes it: a plain ASCII character counts 1, a quote, backslash, newline or tab 2, another control character 6, any other character its UTF-8 length (2 to 4; Chinese 3): about 128,000 characters of plain English or 42,000 of Chinese.",
+        group_thousands(MAX_MESSAGE_BYTES)
+    );
     json!({"type": "string", "maxLength": MAX_MESSAGE_CHARS, "description": description})
+}
+
+/// `128000` as `128,000`.
+fn group_thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Start `args`: strings, at most [`MAX_START_ARGS`] of them (PROTOCOL §8.1; their total length
@@ -186,7 +204,10 @@ fn peers_tool() -> Tool {
 fn send_tool() -> Tool {
     Tool {
         name: TOOL_SEND,
-        description: SEND_DESCRIPTION.into(),
+        description: format!(
+            "{SEND_DESCRIPTION} A message may hold up to {} bytes as encoded (see message).",
+            group_thousands(MAX_MESSAGE_BYTES)
+        ),
         input_schema: json!({
             "type": "object",
             "properties": {

@@ -229,7 +229,7 @@ pub fn call_in_style(
             session,
             tool,
             action.as_deref(),
-            &[],
+            (&[], None),
             Err(&e.clone().into()),
             started,
         );
@@ -266,11 +266,12 @@ pub fn call_in_style(
         .map_err(CallError::from),
     };
     let trace = herdr.take_trace();
+    let turn = herdr.take_turn();
     log(
         session,
         tool,
         action.as_deref(),
-        &trace,
+        (&trace, turn.as_ref()),
         result.as_ref(),
         started,
     );
@@ -287,7 +288,7 @@ fn log(
     session: &str,
     tool: &str,
     action: Option<&str>,
-    calls: &[crate::herdr::CallTrace],
+    (calls, turn): (&[crate::herdr::CallTrace], Option<&crate::herdr::TurnTrace>),
     result: Result<&Value, &CallError>,
     started: Instant,
 ) {
@@ -304,6 +305,7 @@ fn log(
         code,
         detail: &detail,
         elapsed: started.elapsed(),
+        turn,
     });
 }
 

@@ -8,7 +8,7 @@ mod common;
 use std::process::Command;
 
 use common::{abi, World};
-use herdr_link::limits::{MAX_MESSAGE_CHARS, MAX_START_ARGS_CHARS};
+use herdr_link::limits::{MAX_MESSAGE_BYTES, MAX_START_ARGS_CHARS};
 use serde_json::{json, Value};
 
 /// Fills the environment so that about `left` bytes of the argv+env budget remain.
@@ -63,8 +63,8 @@ fn argv_too_long_is_the_operations_own_failure() {
     assert_eq!(e.raw_os_error(), Some(libc::E2BIG), "{e}");
 
     let a = abi();
-    // A message within the limit, whose wrapper (~120 KB) no longer fits.
-    let message = format!("m{}", "\u{1}".repeat(MAX_MESSAGE_CHARS - 1));
+    // A message within the limit, whose wrapper (~128 KB) no longer fits.
+    let message = format!("m{}", "\u{1}".repeat((MAX_MESSAGE_BYTES - 1) / 6));
     let r = a.tool(
         "e2big",
         "herdr_link_send",

@@ -71,9 +71,21 @@ fn shape(line: &Value) -> Vec<(Vec<String>, String, f64)> {
     let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["ts", "session", "tool", "action", "code", "detail", "ms", "calls"],
+        ["ts", "session", "tool", "action", "code", "detail", "ms", "calls", "turn"],
         "{line}"
     );
+    // `turn`: null, or how a send waited for its delivery turn.
+    let turn = &line["turn"];
+    if !turn.is_null() {
+        assert!(
+            turn["wait_ms"].as_f64().is_some_and(|ms| ms >= 0.0),
+            "{line}"
+        );
+        assert!(
+            turn["got"].is_boolean() && turn["shared"].is_boolean(),
+            "{line}"
+        );
+    }
     let ts = line["ts"].as_f64().expect("ts is epoch seconds");
     assert!((now_secs() - ts).abs() < 120.0, "{line}");
     assert!(line["session"].is_string() && line["tool"].is_string());
@@ -170,6 +182,17 @@ fn one_line_per_operation_with_every_field() {
     assert_eq!(head.chars().count(), MAX_ARG_CHARS);
     assert!(tail.ends_with(" chars)"), "{tail}");
     assert!(calls.iter().all(|c| c.1 == "exit=0"));
+    // It waited for nothing (a lone send), in the user-wide turn.
+    let turn = &got[3]["turn"];
+    assert_eq!(
+        (&turn["got"], &turn["shared"]),
+        (&json!(true), &json!(true)),
+        "{turn}"
+    );
+    assert!(turn["wait_ms"].as_f64().unwrap() < 250.0, "{turn}");
+    for line in [&got[0], &got[1], &got[2], &got[4]] {
+        assert!(line["turn"].is_null(), "only a send has a turn: {line}");
+    }
 
     // Close: raw pane ids are allowed in the log (and only there).
     assert_eq!(got[4]["tool"], "herdr_link_close");
@@ -548,5 +571,46 @@ fn a_fifo_nobody_reads_never_blocks_a_call() {
     let log = log_to(&w, "after-fifo.log");
     a.tool("log-after-fifo", "herdr_link", json!({}));
     assert_eq!(lines(&log, 1)[0]["session"], "log-after-fifo");
+    std::env::remove_var("HERDR_LINK_LOG");
+}
+
+/// The log holds message text: it is created 0600 (whatever the umask allows beyond that) and
+/// never written through a symlink.
+#[test]
+fn the_log_is_private_and_never_follows_a_symlink() {
+    use std::os::unix::fs::PermissionsExt;
+    let _g = serial();
+    let w = world();
+    let a = abi();
+    let s = "log-private";
+    // SAFETY: umask only changes this process's file-creation mask.
+    let old = unsafe { libc::umask(0o022) };
+    let log = log_to(&w, "private.log");
+    let r = a.tool(
+        s,
+        "herdr_link_send",
+        json!({"to": "worker-b", "message": "secret text"}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    let got = lines(&log, 1);
+    assert_eq!(got.len(), 1);
+    let mode = std::fs::metadata(&log).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "created private under umask 022");
+
+    // A symlink at the path: the line is dropped, the target untouched, the call unaffected.
+    let target = w.dir.join("elsewhere.txt");
+    std::fs::write(&target, "untouched\n").unwrap();
+    let link = w.dir.join("link.log");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    std::env::set_var("HERDR_LINK_LOG", &link);
+    let r = a.tool(s, "herdr_link_peers", json!({}));
+    assert_eq!(r["ok"], true, "{r}");
+    // A later line to the real log proves the writer went past the symlinked one.
+    log_to(&w, "private.log");
+    a.tool(s, "herdr_link_peers", json!({}));
+    assert_eq!(lines(&log, 2).len(), 2);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched\n");
+    // SAFETY: as above.
+    unsafe { libc::umask(old) };
     std::env::remove_var("HERDR_LINK_LOG");
 }

@@ -1,14 +1,14 @@
 //! The documented size limits through the C ABI (PROTOCOL.md, Sizes): a message or start `args`
-//! over the limit is refused before any Herdr call; a message at the limit, in its worst-case
-//! characters, is delivered whole; oversized requests and session keys are INVALID_REQUEST and
+//! over the limit is refused before any Herdr call; a message at the limit (128,000 bytes as the
+//! envelope encodes it), in every class of character, is delivered whole as one submission; oversized requests and session keys are INVALID_REQUEST and
 //! never stored; no error message repeats more than a short prefix of what it was given.
 
 mod common;
 
 use common::{abi, serial, World};
 use herdr_link::limits::{
-    MAX_MESSAGE_CHARS, MAX_REQUEST_BYTES, MAX_SESSION_KEY_BYTES, MAX_START_ARGS,
-    MAX_START_ARGS_CHARS, MAX_VALUES,
+    encoded_len_upto, MAX_MESSAGE_BYTES, MAX_MESSAGE_CHARS, MAX_REQUEST_BYTES,
+    MAX_SESSION_KEY_BYTES, MAX_START_ARGS, MAX_START_ARGS_CHARS, MAX_VALUES,
 };
 use herdr_link::protocol::extract_envelope;
 use serde_json::{json, Value};
@@ -46,6 +46,10 @@ fn an_oversized_message_is_refused_before_any_herdr_call() {
         "x".repeat(200 * 1024),
         "😀".repeat(MAX_MESSAGE_CHARS + 1),
         "a".repeat(MAX_MESSAGE_CHARS + 1),
+        // Within maxLength, over the byte rule.
+        "中".repeat(MAX_MESSAGE_BYTES / 3 + 1),
+        "\u{1}".repeat(MAX_MESSAGE_BYTES / 6 + 1),
+        format!("{}\"", "a".repeat(MAX_MESSAGE_BYTES - 1)),
     ];
     for message in cases {
         w.clear_log();
@@ -68,7 +72,7 @@ fn an_oversized_message_is_refused_before_any_herdr_call() {
         assert!(w.argv_log().is_empty(), "no Herdr call: {:?}", w.calls());
         let detail = log["detail"].as_str().unwrap().to_string();
         assert!(
-            detail.contains(&MAX_MESSAGE_CHARS.to_string()),
+            detail.contains(&MAX_MESSAGE_BYTES.to_string()),
             "the operator log names the limit: {detail}"
         );
     }
@@ -84,24 +88,47 @@ fn an_oversized_message_is_refused_before_any_herdr_call() {
     assert!(w.prompts().is_empty());
 }
 
+/// `len` encoded bytes of message: one letter, then `unit` as often as fits, topped up with `x`.
+fn message_of(unit: &str, len: usize) -> String {
+    let per = encoded_len_upto(unit, usize::MAX);
+    let n = (len - 1) / per;
+    let m = format!("m{}{}", "x".repeat(len - 1 - n * per), unit.repeat(n));
+    assert_eq!(encoded_len_upto(&m, usize::MAX), len);
+    m
+}
+
 #[test]
-fn a_message_at_the_limit_is_delivered_whole_in_its_worst_characters() {
+fn a_message_at_the_limit_is_delivered_whole_in_every_class_of_character() {
     let _g = serial();
     let w = World::standard();
     let a = abi();
-    // 4-byte characters, 6-byte escapes (control characters) and 2-byte escapes.
-    for unit in ["😀", "\u{1}", "\""] {
-        let message = format!("m{}", unit.repeat(MAX_MESSAGE_CHARS - 1));
+    let mut sent = Vec::new();
+    // 6-byte escapes (control characters), 4-byte characters, CJK (3), 2-byte escapes, ASCII;
+    // then the sizes people write: 60 KB of plain text, ~30 KB of Chinese.
+    for unit in ["\u{1}", "😀", "中", "\"", "\n", "a"] {
+        sent.push(message_of(unit, MAX_MESSAGE_BYTES));
+    }
+    sent.push(message_of("a", 60 * 1024));
+    sent.push("中文消息".repeat(30 * 1024 / 12));
+    for message in &sent {
         let r = a.tool(
             "edge",
             "herdr_link_send",
             json!({"to": "worker-a", "message": message}),
         );
-        assert_eq!(r["ok"], true, "{unit:?}: {r}");
-        let prompts = w.prompts();
-        let text = prompts.last().unwrap()["text"].as_str().unwrap();
+        assert_eq!(r["ok"], true, "{}: {r}", message.len());
+    }
+    let prompts = w.prompts();
+    assert_eq!(prompts.len(), sent.len(), "one submission per message");
+    for (p, message) in prompts.iter().zip(&sent) {
+        assert_eq!(p["parts"], 1);
+        let text = p["text"].as_str().unwrap();
         assert!(text.len() < 128 * 1024);
-        assert_eq!(extract_envelope(text).unwrap().message, message);
+        assert_eq!(
+            &extract_envelope(text).unwrap().message,
+            message,
+            "byte-exact"
+        );
     }
 }
 

@@ -10,8 +10,6 @@
 //! holders of its own host; a server that is gone answers nothing, which is dormant. No Herdr id
 //! is involved.
 
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use herdr_link::presence::{self, Beacon, Found, HostKey};
@@ -77,56 +75,6 @@ pub fn lookup_for(host: HostKey, session: Option<&str>) -> Result<Lookup, String
         Found::Active => Lookup::Active,
         Found::Dormant => Lookup::Dormant,
     })
-}
-
-// The private runtime directory helpers below served the former activation files; they stay
-// (unused here) until they move to the library's `rundir` module for the delivery locks.
-
-#[allow(dead_code)]
-fn uid() -> u32 {
-    // SAFETY: getuid cannot fail.
-    unsafe { libc::getuid() }
-}
-
-#[allow(dead_code)]
-/// Whether `path` is a real directory (not a symlink) owned by us and closed to others.
-fn private_dir(path: &Path) -> bool {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) => m.file_type().is_dir() && m.uid() == uid() && m.mode() & 0o077 == 0,
-        Err(_) => false,
-    }
-}
-
-#[allow(dead_code)]
-/// Where the per-host directories live (see the module doc). Never reads the environment.
-pub fn base_dir() -> PathBuf {
-    let uid = uid();
-    let run = PathBuf::from(format!("/run/user/{uid}"));
-    if private_dir(&run) {
-        run.join("herdr-link")
-    } else {
-        PathBuf::from(format!("/tmp/herdr-link-{uid}"))
-    }
-}
-
-#[allow(dead_code)]
-/// Creates `path` as a 0700 directory, or accepts it if it already is a private directory of
-/// ours; anything else (a symlink, another owner, open permissions) is refused.
-fn ensure_private_dir(path: &Path) -> Result<(), String> {
-    match std::fs::DirBuilder::new().mode(0o700).create(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
-    }
-    if private_dir(path) {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} is not a directory of uid {} with mode 0700; activation is not shared",
-            path.display(),
-            uid()
-        ))
-    }
 }
 
 #[cfg(test)]

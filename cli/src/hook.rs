@@ -196,6 +196,7 @@ pub fn run(host: Host) -> i32 {
             code,
             detail,
             elapsed: started.elapsed(),
+            turn: None,
         });
     }
     match decision.block {

@@ -104,6 +104,7 @@ impl LinkServer {
                     code: "share_failed",
                     detail,
                     elapsed: started.elapsed(),
+                    turn: None,
                 });
             }
             shared.ok()

@@ -29,6 +29,17 @@ pub struct CallTrace {
     pub duration: Duration,
 }
 
+/// How a send waited for its delivery turn ([`crate::turn`]), as the operator log reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnTrace {
+    /// How long the send waited (for the lock and for the receiver's pending Enter).
+    pub waited: Duration,
+    /// Whether the turn was shared with every process of the user (false: this process only).
+    pub shared: bool,
+    /// Whether the send got its turn.
+    pub got: bool,
+}
+
 /// A CLI call that did not give a usable answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CliFailure {
@@ -87,6 +98,7 @@ pub struct Herdr {
     timeout: Duration,
     start_timeout: Duration,
     trace: RefCell<Vec<CallTrace>>,
+    turn: RefCell<Option<TurnTrace>>,
 }
 
 impl Herdr {
@@ -97,7 +109,23 @@ impl Herdr {
             timeout: env::call_timeout(),
             start_timeout: env::start_timeout(),
             trace: RefCell::new(Vec::new()),
+            turn: RefCell::new(None),
         }
+    }
+
+    /// The time limit of one ordinary call (`HERDR_LINK_TIMEOUT_MS`).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Records how a send waited for its delivery turn (for the operator log).
+    pub fn record_turn(&self, turn: TurnTrace) {
+        *self.turn.borrow_mut() = Some(turn);
+    }
+
+    /// Takes the delivery turn recorded for this operation, if any.
+    pub fn take_turn(&self) -> Option<TurnTrace> {
+        self.turn.borrow_mut().take()
     }
 
     /// Takes the calls recorded so far.
@@ -115,9 +143,15 @@ impl Herdr {
         self.run(&["agent", "list"], self.timeout)
     }
 
-    /// `agent prompt <target> <text>`: exactly four argv elements, never `--wait`.
-    pub fn agent_prompt(&self, target: &str, text: &str) -> Result<Value, CliFailure> {
-        self.run(&["agent", "prompt", target, text], self.timeout)
+    /// `agent prompt <target> <text>`: exactly four argv elements, never `--wait`, under `limit`
+    /// (what is left of the call's time limit after waiting for the delivery turn).
+    pub fn agent_prompt(
+        &self,
+        target: &str,
+        text: &str,
+        limit: Duration,
+    ) -> Result<Value, CliFailure> {
+        self.run(&["agent", "prompt", target, text], limit)
     }
 
     /// `agent rename <pane> <name>`: only the self-identity bootstrap calls this.

@@ -1,22 +1,34 @@
-//! `herdr_link_send`: deliver one envelope, wrapped for a possibly dormant receiver.
+//! `herdr_link_send`: deliver one envelope, wrapped for a possibly dormant receiver, in the
+//! receiver's delivery turn ([`crate::turn`]) so it arrives as a submission of its own.
+
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::env;
 use crate::error::LinkError;
-use crate::herdr::Herdr;
-use crate::identity::{same_workspace, self_context, target_context};
-use crate::limits::{chars_over, MAX_ARG_STRLEN, MAX_MESSAGE_CHARS};
+use crate::herdr::{CliFailure, Herdr, TurnTrace};
+use crate::identity::{same_workspace, self_context, target_context, TargetContext};
+use crate::limits::{encoded_len_upto, message_over_limit, MAX_ARG_STRLEN, MAX_MESSAGE_BYTES};
 use crate::protocol::{check_message, is_valid_agent_name, Envelope};
+use crate::turn;
+
+/// The part of the call's time limit kept for the `agent prompt` itself: a turn that would
+/// leave less is given up (with nothing typed) rather than risking a prompt cut off mid-way.
+/// Capped at half the limit, for short limits.
+const PROMPT_RESERVE: Duration = Duration::from_secs(1);
 
 /// Sends `message` to `to`: the input first (size limit, recipient name rule, blank or NUL
 /// message), so no Herdr call (not even the self-identity bootstrap's rename) happens for a send
-/// that could not travel; then fresh self and target records, the same-workspace guard, and one
-/// `agent prompt <to> <wrapper>`. "sent" means Herdr accepted delivery, nothing more.
+/// that could not travel; then fresh self and target records, the same-workspace guard, and, in
+/// the receiver's turn, one `agent prompt <to> <wrapper>`. "sent" means Herdr accepted delivery,
+/// nothing more.
 pub fn send(herdr: &Herdr, pane: &str, to: &str, message: &str) -> Result<Value, LinkError> {
-    if chars_over(message, MAX_MESSAGE_CHARS) {
+    if message_over_limit(message) {
         return Err(LinkError::SendFailed(format!(
-            "message is longer than the limit of {MAX_MESSAGE_CHARS} characters ({} bytes given); nothing was sent",
-            message.len()
+            "message is over the limit of {MAX_MESSAGE_BYTES} bytes as the envelope encodes it ({}+ bytes; {} characters given); nothing was sent",
+            encoded_len_upto(message, MAX_MESSAGE_BYTES),
+            message.chars().count()
         )));
     }
     // In the order the checks had when they ran after the self lookup: the recipient, then
@@ -33,7 +45,7 @@ pub fn send(herdr: &Herdr, pane: &str, to: &str, message: &str) -> Result<Value,
     let envelope = Envelope::build(&me.name, &target.name, message)?;
     let wrapper = envelope.wrapper();
     if wrapper.len() >= MAX_ARG_STRLEN {
-        // Unreachable within MAX_MESSAGE_CHARS (see its bound); kept so a change there can never
+        // Unreachable within MAX_MESSAGE_BYTES (see its bound); kept so a change there can never
         // turn into a spawn failure reported as a missing Herdr.
         return Err(LinkError::SendFailed(format!(
             "wrapper is {} bytes; one argv element holds at most {} bytes",
@@ -41,32 +53,89 @@ pub fn send(herdr: &Herdr, pane: &str, to: &str, message: &str) -> Result<Value,
             MAX_ARG_STRLEN - 1
         )));
     }
-    herdr
-        .agent_prompt(&target.name, &wrapper)
-        .map_err(|f| f.classify(LinkError::SendFailed))?;
+    deliver(herdr, &target, &wrapper)?;
     Ok(json!({"status": "sent", "id": envelope.id, "to": target.name}))
+}
+
+/// Types `wrapper` into the receiver's pane in its delivery turn. The wait for the turn and the
+/// prompt share the call's time limit; no turn in time is `SEND_FAILED` with nothing typed.
+fn deliver(herdr: &Herdr, target: &TargetContext, wrapper: &str) -> Result<(), LinkError> {
+    let limit = herdr.timeout();
+    let started = Instant::now();
+    let reserve = PROMPT_RESERVE.min(limit / 2);
+    let receiver = if target.pane_id.is_empty() {
+        format!("name:{}", target.name)
+    } else {
+        target.pane_id.clone()
+    };
+    let key = turn::receiver_key(&env::socket_path(), &receiver);
+    let turn = match turn::take(key, started + (limit - reserve)) {
+        Ok(t) => t,
+        Err(busy) => {
+            herdr.record_turn(TurnTrace {
+                waited: busy.waited,
+                shared: busy.shared,
+                got: false,
+            });
+            return Err(LinkError::SendFailed(format!(
+                "no delivery turn for {} within the time limit of {} ms: {}; nothing was sent",
+                target.name,
+                limit.as_millis(),
+                busy.detail
+            )));
+        }
+    };
+    herdr.record_turn(TurnTrace {
+        waited: turn.waited(),
+        shared: turn.shared(),
+        got: true,
+    });
+    let left = limit.saturating_sub(started.elapsed()).max(reserve);
+    let result = herdr.agent_prompt(&target.name, wrapper, left);
+    // Herdr typed the text (or may have, when the call broke off): its Enter is now pending.
+    if matches!(result, Ok(_) | Err(CliFailure::Transport(_))) {
+        turn.delivered();
+    }
+    drop(turn);
+    result
+        .map(|_| ())
+        .map_err(|f| f.classify(LinkError::SendFailed))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The worst case of every character class at the limit, with the longest names, fits one
-    /// argv element: 6-byte escapes (control characters), 4-byte characters, 2-byte escapes.
+    /// The worst case of every character class at the byte limit, with the longest names, fits
+    /// one argv element; one byte more is refused.
     #[test]
     fn the_largest_wrapper_fits_one_argv_element() {
         let name = format!("a{}", "z".repeat(31));
-        for unit in ["\u{1}", "😀", "\"", "\\", "\n", " ", "é", "a"] {
-            let message = format!("x{}", unit.repeat(MAX_MESSAGE_CHARS - 1));
-            assert!(!chars_over(&message, MAX_MESSAGE_CHARS));
+        // (unit, its encoded bytes)
+        for (unit, bytes) in [
+            ("\u{1}", 6),
+            ("😀", 4),
+            ("中", 3),
+            ("é", 2),
+            ("\"", 2),
+            ("\\", 2),
+            ("\n", 2),
+            (" ", 1),
+            ("a", 1),
+        ] {
+            // Not blank: one letter first.
+            let n = (MAX_MESSAGE_BYTES - 1) / bytes;
+            let fill = MAX_MESSAGE_BYTES - 1 - n * bytes;
+            let message = format!("m{}{}", "x".repeat(fill), unit.repeat(n));
+            assert_eq!(encoded_len_upto(&message, usize::MAX), MAX_MESSAGE_BYTES);
+            assert!(!message_over_limit(&message), "{unit:?}");
             let wrapper = Envelope::build(&name, &name, &message).unwrap().wrapper();
             assert!(
                 wrapper.len() < MAX_ARG_STRLEN,
                 "{unit:?}: {} bytes",
                 wrapper.len()
             );
+            assert!(message_over_limit(&format!("{message}x")), "{unit:?}");
         }
-        let over = "😀".repeat(MAX_MESSAGE_CHARS + 1);
-        assert!(chars_over(&over, MAX_MESSAGE_CHARS));
     }
 }

@@ -248,6 +248,9 @@ impl World {
         std::env::set_var("HERDR_ENV", "1");
         std::env::set_var("HERDR_BIN_PATH", fake_bin());
         std::env::set_var("HERDR_PANE_ID", self_pane);
+        // Each world is its own Herdr server: deliveries to its panes never share a turn with
+        // another world's panes of the same id (see src/turn.rs).
+        std::env::set_var("HERDR_SOCKET_PATH", world.dir.join("herdr.sock"));
         std::env::remove_var("HERDR_LINK_TIMEOUT_MS");
         std::env::remove_var("HERDR_LINK_START_TIMEOUT_MS");
         world
@@ -341,12 +344,17 @@ impl World {
         let _ = std::fs::remove_file(format!("{}.argv.jsonl", self.state.display()));
     }
 
-    /// Prompts delivered so far.
+    /// Submissions so far (one per Enter that submitted text; `parts` > 1 means prompts were
+    /// glued together). Waits until every pending Enter has been pressed (Herdr submits 300 ms
+    /// after each prompt; see fake-herdr/README.md, "Submit delay").
     pub fn prompts(&self) -> Vec<Value> {
-        read_jsonl(&PathBuf::from(format!(
-            "{}.prompts.jsonl",
-            self.state.display()
-        )))
+        serde_json::from_str(&self.admin(&["fake", "prompts"])).expect("fake prompts is JSON")
+    }
+
+    /// Submissions so far, without waiting for pending Enters.
+    pub fn prompts_now(&self) -> Vec<Value> {
+        serde_json::from_str(&self.admin(&["fake", "prompts", "--now"]))
+            .expect("fake prompts is JSON")
     }
 
     /// Injects a fault for `area verb` (see fake-herdr/README.md).

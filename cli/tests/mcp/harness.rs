@@ -149,7 +149,17 @@ pub struct Server {
 impl Server {
     /// Starts `herdr-link mcp <args>` with the Herdr variables cleared, then `env` set.
     pub fn start(env: &[(String, String)], args: &[&str], cwd: Option<&Path>) -> Server {
-        let mut cmd = Command::new(link_bin());
+        Server::start_bin(&link_bin(), env, args, cwd)
+    }
+
+    /// [`Server::start`] with another `herdr-link` binary.
+    pub fn start_bin(
+        bin: &Path,
+        env: &[(String, String)],
+        args: &[&str],
+        cwd: Option<&Path>,
+    ) -> Server {
+        let mut cmd = Command::new(bin);
         cmd.arg("mcp").args(args);
         for k in HERDR_VARS {
             cmd.env_remove(k);

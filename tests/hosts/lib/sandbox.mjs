@@ -129,9 +129,11 @@ export class Sandbox {
     return this.#jsonl("argv.jsonl").map((l) => l.argv)
   }
 
-  /** Every prompt the fake Herdr delivered. */
+  /** Every submission the fake Herdr delivered, once pending Enters are pressed (Herdr submits 300 ms after a prompt). */
   prompts() {
-    return this.#jsonl("prompts.jsonl")
+    const r = spawnSync(FAKE_BIN, ["fake", "prompts"], { env: { HERDR_FAKE_STATE: this.state }, encoding: "utf8" })
+    assert.equal(r.status, 0, `fake prompts failed: ${r.stderr}`)
+    return JSON.parse(r.stdout)
   }
 
   file(rel, text) {

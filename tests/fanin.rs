@@ -1,0 +1,483 @@
+//! Delivery under fan-in (issue: every message arrives whole, alone and once). The fake Herdr
+//! models the submit delay (a prompt inside another's 300 ms window joins its submission), so
+//! each scenario checks what the receiver got: every message is its own submission
+//! (`parts` = 1), exactly once, and each sender's messages arrive in the order it sent them.
+//!
+//! Senders are separate processes that load the library through the C ABI (this test binary
+//! run again as `child_sender`), `herdr-link mcp` servers, and sessions of this process. With
+//! `HERDR_LINK_LIB` / `HERDR_LINK_BIN` pointing at another build, the same scenarios run against
+//! it (that is how they were seen to fail on the library before delivery turns).
+
+mod common;
+#[path = "mcp/harness.rs"]
+mod harness;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use common::{abi, serial, World};
+use herdr_link::protocol::extract_envelope;
+use serde_json::{json, Value};
+
+/// The receiver `boss` (w1:p1) and four senders `wa`..`wd` (w1:p2..w1:p5).
+fn world() -> World {
+    let pane = |name: &str| json!({"cwd": "/p", "agent": "pi", "name": name, "status": "idle"});
+    World::new(
+        json!({"workspaces": [{"cwd": "/p", "tabs": [{"panes": [
+            pane("boss"), pane("wa"), pane("wb"), pane("wc"), pane("wd")
+        ]}]}]}),
+        "w1:p1",
+    )
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// What one sender sends: `<sender>-<k>` for k in 0..n.
+fn messages(sender: &str, n: usize) -> Vec<String> {
+    (0..n).map(|k| format!("{sender}-{k:02}")).collect()
+}
+
+/// Checks the receiver's submissions: each is one whole message (one prompt), every expected
+/// message arrived exactly once, and each sender's arrived in its order. `expected` maps the
+/// sender's Agent Name to its messages in sending order.
+fn check_delivery(w: &World, to: &str, expected: &HashMap<String, Vec<String>>) {
+    let subs = w.prompts();
+    let mut got: HashMap<String, Vec<String>> = HashMap::new();
+    let mut glued = 0;
+    for s in &subs {
+        assert_eq!(s["name"], to, "only {to} receives here: {s}");
+        if s["parts"] != 1 {
+            glued += 1;
+            continue;
+        }
+        let e = extract_envelope(s["text"].as_str().unwrap()).expect("an envelope");
+        got.entry(e.from).or_default().push(e.message);
+    }
+    let total: usize = expected.values().map(Vec::len).sum();
+    let parts: Vec<&Value> = subs.iter().map(|s| &s["parts"]).collect();
+    assert_eq!(
+        glued,
+        0,
+        "{glued} of {} submissions glued several prompts together (parts: {parts:?})",
+        subs.len()
+    );
+    assert_eq!(subs.len(), total, "one submission per message");
+    for (sender, sent) in expected {
+        assert_eq!(
+            got.get(sender),
+            Some(sent),
+            "{sender}'s messages, each once, in its order"
+        );
+    }
+}
+
+/// The library build the child processes load (as `common::abi` does).
+fn child(spec: Value, extra_env: &[(&str, String)]) -> Child {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args(["--exact", "child_sender", "--nocapture", "--test-threads=1"])
+        .env("HL_FANIN_CHILD", spec.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for (k, v) in extra_env {
+        c.env(k, v);
+    }
+    c.spawn().expect("spawn child sender")
+}
+
+/// The results a child printed (`HLRESULT <json>` lines), after it exits.
+fn child_results(c: Child) -> Vec<Value> {
+    let out = c.wait_with_output().unwrap();
+    assert!(out.status.success(), "child sender failed");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("HLRESULT "))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Not a test of its own: a sender process. With `HL_FANIN_CHILD` =
+/// `{"pane","to","messages","at"}` it opens a session in `pane`, waits until `at` (ms since the
+/// epoch), sends every message in order through the C ABI, and prints each answer.
+#[test]
+fn child_sender() {
+    let Ok(spec) = std::env::var("HL_FANIN_CHILD") else {
+        return;
+    };
+    let spec: Value = serde_json::from_str(&spec).unwrap();
+    std::env::set_var("HERDR_PANE_ID", spec["pane"].as_str().unwrap());
+    let a = abi();
+    let session = format!("child-{}", std::process::id());
+    a.start(&session);
+    let at = spec["at"].as_u64().unwrap_or(0);
+    std::thread::sleep(Duration::from_millis(at.saturating_sub(now_ms())));
+    let mut out = std::io::stdout().lock();
+    for m in spec["messages"].as_array().unwrap() {
+        let r = a.tool(
+            &session,
+            "herdr_link_send",
+            json!({"to": spec["to"], "message": m}),
+        );
+        writeln!(out, "HLRESULT {r}").unwrap();
+        out.flush().unwrap();
+    }
+    a.end(&session);
+}
+
+/// The `herdr-link mcp` binary: `HERDR_LINK_BIN` when set, else this build's.
+fn link_bin() -> PathBuf {
+    std::env::var_os("HERDR_LINK_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(harness::link_bin)
+}
+
+/// A `herdr-link mcp` server in `pane` of `w`, initialised and activated.
+fn mcp_sender(w: &World, pane: &str) -> harness::Server {
+    let env: Vec<(String, String)> = [
+        ("HERDR_FAKE_STATE", w.state.display().to_string()),
+        ("HERDR_ENV", "1".into()),
+        ("HERDR_BIN_PATH", common::fake_bin().display().to_string()),
+        ("HERDR_PANE_ID", pane.into()),
+        (
+            "HERDR_SOCKET_PATH",
+            std::env::var("HERDR_SOCKET_PATH").unwrap(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let mut s = harness::Server::start_bin(&link_bin(), &env, &[], None);
+    s.handshake();
+    let r = s.call(1, "herdr_link", json!({})).pop().unwrap();
+    assert!(r["result"].is_object(), "activation: {r}");
+    s
+}
+
+#[test]
+fn concurrent_sender_processes_and_mcp_servers_to_one_receiver() {
+    let _g = serial();
+    let w = world();
+    let n = 4;
+    let mut expected = HashMap::new();
+    // Two MCP servers (wc, wd), ready before the start signal.
+    let mut servers: Vec<(String, harness::Server)> = ["wc", "wd"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| (name.to_string(), mcp_sender(&w, &format!("w1:p{}", i + 4))))
+        .collect();
+    let at = now_ms() + 1500;
+    // Two C-ABI processes (wa, wb).
+    let kids: Vec<Child> = ["wa", "wb"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            expected.insert(name.to_string(), messages(name, n));
+            child(
+                json!({"pane": format!("w1:p{}", i + 2), "to": "boss",
+                       "messages": messages(name, n), "at": at}),
+                &[],
+            )
+        })
+        .collect();
+    let threads: Vec<_> = servers
+        .drain(..)
+        .map(|(name, mut s)| {
+            expected.insert(name.clone(), messages(&name, n));
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(at.saturating_sub(now_ms())));
+                let mut ok = 0;
+                for (k, m) in messages(&name, n).iter().enumerate() {
+                    let r = s
+                        .call(
+                            10 + k as i64,
+                            "herdr_link_send",
+                            json!({"to": "boss", "message": m}),
+                        )
+                        .pop()
+                        .unwrap();
+                    let (text, err) = harness::tool_text(&r);
+                    assert!(!err, "{name}: {text}");
+                    ok += 1;
+                }
+                ok
+            })
+        })
+        .collect();
+    for k in kids {
+        for r in child_results(k) {
+            assert_eq!(r["ok"], true, "{r}");
+        }
+    }
+    for t in threads {
+        assert_eq!(t.join().unwrap(), n);
+    }
+    check_delivery(&w, "boss", &expected);
+}
+
+#[test]
+fn a_burst_from_one_sender_arrives_one_submission_per_message() {
+    let _g = serial();
+    let w = world();
+    let a = abi();
+    let sent = messages("boss", 6);
+    for m in &sent {
+        let r = a.tool(
+            "burst",
+            "herdr_link_send",
+            json!({"to": "wa", "message": m}),
+        );
+        assert_eq!(r["ok"], true, "{r}");
+    }
+    let expected = HashMap::from([("boss".to_string(), sent)]);
+    check_delivery(&w, "wa", &expected);
+}
+
+#[test]
+fn two_sessions_of_one_process_answer_a_third_at_once() {
+    let _g = serial();
+    let w = world();
+    // Both sessions live in this process (their pane is the process's), so they share a name:
+    // tell them apart by message text instead.
+    let handles: Vec<_> = ["one", "two"]
+        .iter()
+        .map(|tag| {
+            let tag = tag.to_string();
+            std::thread::spawn(move || {
+                let a = abi();
+                let session = format!("session-{tag}");
+                a.start(&session);
+                for m in messages(&tag, 4) {
+                    let r = a.tool(
+                        &session,
+                        "herdr_link_send",
+                        json!({"to": "wa", "message": m}),
+                    );
+                    assert_eq!(r["ok"], true, "{r}");
+                }
+                a.end(&session);
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let subs = w.prompts();
+    assert_eq!(subs.len(), 8, "one submission per message: {subs:?}");
+    let mut by_tag: HashMap<String, Vec<String>> = HashMap::new();
+    for s in &subs {
+        assert_eq!(s["parts"], 1, "{s}");
+        let m = extract_envelope(s["text"].as_str().unwrap())
+            .unwrap()
+            .message;
+        by_tag
+            .entry(m.split('-').next().unwrap().to_string())
+            .or_default()
+            .push(m);
+    }
+    assert_eq!(by_tag["one"], messages("one", 4));
+    assert_eq!(by_tag["two"], messages("two", 4));
+}
+
+/// The pids of fake Herdr calls that match `area verb` (from the fake's argv log).
+fn herdr_pids(w: &World, area: &str, verb: &str) -> Vec<i32> {
+    let log: Value = serde_json::from_str(&w.admin(&["fake", "log"])).unwrap();
+    log.as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["argv"][0] == area && l["argv"][1] == verb)
+        .map(|l| l["pid"].as_i64().unwrap() as i32)
+        .collect()
+}
+
+#[test]
+fn a_sender_killed_while_holding_the_turn_blocks_nobody() {
+    let _g = serial();
+    let w = world();
+    // The child's prompt hangs: it holds boss's turn until it is killed.
+    w.fault("agent", "prompt", &["--times", "1", "--hang"]);
+    let mut kid = child(
+        json!({"pane": "w1:p2", "to": "boss", "messages": ["KILLED-00"], "at": 0}),
+        &[("HERDR_LINK_TIMEOUT_MS", "60000".into())],
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let hung = loop {
+        if let Some(pid) = herdr_pids(&w, "agent", "prompt").first() {
+            break *pid;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the child never reached its prompt"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Another sender meanwhile waits for the turn.
+    std::env::set_var("HERDR_LINK_TIMEOUT_MS", "20000");
+    let waiting = std::thread::spawn(|| {
+        let r = abi().tool(
+            "after-kill",
+            "herdr_link_send",
+            json!({"to": "boss", "message": "WAITING-00"}),
+        );
+        (r, Instant::now())
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(
+        !waiting.is_finished(),
+        "a send to boss waits while another delivery holds its turn"
+    );
+    kid.kill().unwrap();
+    kid.wait().unwrap();
+    let killed = Instant::now();
+    // The hung Herdr call was started by the child (in its own process group): end it too.
+    // SAFETY: signalling a process this test caused to be started.
+    unsafe { libc::kill(hung, libc::SIGKILL) };
+
+    // The waiting sender gets the turn as soon as the holder is gone, not after its time limit.
+    let (r, done) = waiting.join().unwrap();
+    std::env::remove_var("HERDR_LINK_TIMEOUT_MS");
+    assert_eq!(r["ok"], true, "{r}");
+    let took = done.saturating_duration_since(killed);
+    assert!(
+        took < Duration::from_secs(2),
+        "waited {took:?} for a dead holder"
+    );
+    let subs = w.prompts();
+    assert_eq!(subs.len(), 1, "{subs:?}");
+    assert_eq!(subs[0]["parts"], 1);
+    let e = extract_envelope(subs[0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(e.message, "WAITING-00", "the killed sender typed nothing");
+}
+
+#[test]
+fn a_turn_held_past_the_time_limit_is_send_failed_with_nothing_typed() {
+    use herdr_link::{rundir, turn};
+    use std::os::unix::io::AsRawFd;
+    let _g = serial();
+    let w = world();
+    // Hold boss's turn from outside the library, as another sender stuck in its delivery would.
+    let base = rundir::base_dir();
+    rundir::ensure_private_dir(&base).unwrap();
+    rundir::ensure_private_dir(&base.join("turns")).unwrap();
+    let key = turn::receiver_key(&std::env::var("HERDR_SOCKET_PATH").unwrap(), "w1:p1");
+    let path = turn::turn_path(&base, key);
+    let holder = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    // SAFETY: flock on a descriptor we own.
+    assert_eq!(unsafe { libc::flock(holder.as_raw_fd(), libc::LOCK_EX) }, 0);
+
+    std::env::set_var("HERDR_LINK_TIMEOUT_MS", "1500");
+    let log = w.dir.join("op.log");
+    std::env::set_var("HERDR_LINK_LOG", &log);
+    let started = Instant::now();
+    let r = abi().tool(
+        "held",
+        "herdr_link_send",
+        json!({"to": "boss", "message": "NEVER-00"}),
+    );
+    let took = started.elapsed();
+    assert_eq!(r["error"]["code"], "SEND_FAILED", "{r}");
+    assert!(
+        took < Duration::from_millis(1500 + 500),
+        "the wait counts against the time limit: {took:?}"
+    );
+    assert!(
+        !w.calls().iter().any(|c| c.starts_with("agent prompt")),
+        "nothing typed: {:?}",
+        w.calls()
+    );
+    // The operator log says how long it waited and that it got no turn.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let line: Value = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if let Some(l) = text.lines().next() {
+            break serde_json::from_str(l).unwrap();
+        }
+        assert!(Instant::now() < deadline, "no operator log line");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(line["turn"]["got"], false, "{line}");
+    assert!(line["turn"]["wait_ms"].as_f64().unwrap() >= 500.0, "{line}");
+    assert!(
+        line["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no delivery turn"),
+        "{line}"
+    );
+
+    // Released: the next send goes through at once.
+    drop(holder);
+    let r = abi().tool(
+        "held",
+        "herdr_link_send",
+        json!({"to": "boss", "message": "AFTER-00"}),
+    );
+    std::env::remove_var("HERDR_LINK_TIMEOUT_MS");
+    std::env::remove_var("HERDR_LINK_LOG");
+    assert_eq!(r["ok"], true, "{r}");
+    let subs = w.prompts();
+    assert_eq!(subs.len(), 1);
+    assert_eq!(
+        extract_envelope(subs[0]["text"].as_str().unwrap())
+            .unwrap()
+            .message,
+        "AFTER-00"
+    );
+}
+
+#[test]
+fn different_receivers_never_wait_for_each_other() {
+    let _g = serial();
+    let w = world();
+    let a = abi();
+    // Two back-to-back sends to each of two receivers, interleaved: a send to the other
+    // receiver does not wait, a second one to the same receiver waits for its window.
+    let log = w.dir.join("op.log");
+    std::env::set_var("HERDR_LINK_LOG", &log);
+    for (i, to) in ["wa", "wb", "wa", "wb"].iter().enumerate() {
+        let r = a.tool(
+            "two",
+            "herdr_link_send",
+            json!({"to": to, "message": format!("m{i}")}),
+        );
+        assert_eq!(r["ok"], true, "{r}");
+    }
+    std::env::remove_var("HERDR_LINK_LOG");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let lines: Vec<Value> = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.lines().count() >= 4 || Instant::now() > deadline {
+            break text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let waits: Vec<f64> = lines
+        .iter()
+        .map(|l| l["turn"]["wait_ms"].as_f64().unwrap())
+        .collect();
+    assert!(
+        waits[0] < 100.0 && waits[1] < 100.0,
+        "lone sends wait for nothing: {waits:?}"
+    );
+    assert!(
+        waits[2] > 150.0,
+        "a second send to wa waits for its Enter: {waits:?}"
+    );
+    assert_eq!(w.prompts().len(), 4);
+}
