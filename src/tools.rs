@@ -253,6 +253,7 @@ pub fn call_in_style(
                 code: "presence_failed",
                 detail: &detail,
                 elapsed: started.elapsed(),
+                turn: None,
             });
         }
     }
