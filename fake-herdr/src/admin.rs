@@ -4,12 +4,14 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::fs;
 use std::io::Read;
+use std::time::{Duration, Instant};
 
 use crate::cli::{Env, Outcome};
 use crate::ids;
 use crate::kinds;
 use crate::settings::{Settings, KEYS};
 use crate::state::{Fault, Pane, Paths, State, Tab, Workspace};
+use crate::submit::now_us;
 
 const USAGE: &str =
     "usage: herdr fake init|world|agent|move|focus|fault|faults|config|env|prompts|log|dump ...";
@@ -108,6 +110,9 @@ pub fn run(args: &[String]) -> Outcome {
     } else {
         None
     };
+    if verb == "prompts" {
+        return fake_prompts(&paths, rest);
+    }
     let _guard = match paths.lock() {
         Ok(g) => g,
         Err(e) => return fail(format!("cannot lock {}: {e}", paths.lock.display())),
@@ -135,22 +140,11 @@ pub fn run(args: &[String]) -> Outcome {
                 out(&id_map(&st))
             }
         }
-        "prompts" | "log" => {
+        "log" => {
             if !rest.is_empty() {
                 return Outcome::usage(format!("usage: herdr fake {verb}"));
             }
-            let path = if verb == "log" {
-                &paths.argv_log
-            } else {
-                &paths.prompts
-            };
-            let text = fs::read_to_string(path).unwrap_or_default();
-            let items: Vec<Value> = text
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| serde_json::from_str(l).unwrap_or_else(|_| json!({"raw": l})))
-                .collect();
-            out(&Value::Array(items))
+            out(&Value::Array(read_jsonl(&paths.argv_log)))
         }
         "dump" => match paths.load() {
             Ok(Some(st)) => match serde_json::to_value(&st) {
@@ -185,6 +179,56 @@ pub fn run(args: &[String]) -> Outcome {
             }
         }
     }
+}
+
+/// The lines of a `.jsonl` log (a line that is not JSON comes back as `{"raw": line}`).
+fn read_jsonl(path: &std::path::Path) -> Vec<Value> {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|_| json!({"raw": l})))
+        .collect()
+}
+
+/// How long `fake prompts` waits at most for Enters still to come.
+const PROMPTS_WAIT_CAP: Duration = Duration::from_secs(10);
+
+/// `fake prompts [--now]`: the submissions so far. Without `--now` it first waits (without the
+/// lock) until every scheduled Enter has been pressed, so a test sees a send's submission
+/// without guessing a sleep; with `--now` it presses only the Enters already due.
+fn fake_prompts(paths: &Paths, args: &[String]) -> Outcome {
+    let wait = match args {
+        [] => true,
+        [a] if a == "--now" => false,
+        _ => return Outcome::usage("usage: herdr fake prompts [--now]"),
+    };
+    let started = Instant::now();
+    loop {
+        let due = {
+            let _guard = match paths.lock() {
+                Ok(g) => g,
+                Err(e) => return fail(format!("cannot lock {}: {e}", paths.lock.display())),
+            };
+            match paths.load() {
+                Ok(Some(st)) => {
+                    if st.has_unlogged_submissions() {
+                        if let Err(e) = paths.save(&st) {
+                            return fail(e);
+                        }
+                    }
+                    st.last_enter_due()
+                }
+                Ok(None) => None,
+                Err(e) => return fail(e),
+            }
+        };
+        let Some(due) = due.filter(|_| wait && started.elapsed() < PROMPTS_WAIT_CAP) else {
+            break;
+        };
+        let left = due.saturating_sub(now_us()) + 1_000;
+        std::thread::sleep(Duration::from_micros(left));
+    }
+    out(&Value::Array(read_jsonl(&paths.prompts)))
 }
 
 fn check_status(s: &str) -> Result<(), String> {

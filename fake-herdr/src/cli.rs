@@ -358,8 +358,6 @@ pub struct Exec {
     pub outcome: Outcome,
     /// The state changed and must be saved.
     pub dirty: bool,
-    /// Prompt records to append to the prompts log.
-    pub prompts: Vec<Value>,
     /// 0.8.2 `agent start` was accepted: the CLI now polls until the agent is ready.
     pub start_wait: Option<StartWait>,
     /// 0.8.2 `agent start` got `agent_pane_busy`: the CLI retries for a while.
@@ -971,13 +969,10 @@ fn run_inner(
                     ),
                 ));
             }
-            exec.prompts.push(json!({
-                "target": target,
-                "pane_id": p.id,
-                "name": p.name,
-                "text": text,
-            }));
-            st.pane_mut(l).touch(false);
+            // Typed now; its Enter comes one submit delay later (submit.rs).
+            let p = st.pane_mut(l);
+            p.input.type_prompt(&target, &text, crate::submit::now_us());
+            p.touch(false);
             exec.dirty = true;
             Ok(Some(
                 json!({"agent": st.agent_info(l), "type": "agent_prompted"}),

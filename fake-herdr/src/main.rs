@@ -10,6 +10,7 @@ mod kinds;
 mod settings;
 mod sorted;
 mod state;
+mod submit;
 
 use serde_json::{json, Value};
 use std::ffi::OsString;
@@ -196,13 +197,14 @@ fn real_main() -> i32 {
     emit(&exec.outcome)
 }
 
-/// Saves a changed state and records delivered prompts (the lock is held when `locked`).
+/// Saves a changed state, or one whose loading pressed Enters that submitted something (the
+/// save logs those submissions); the lock is held when `locked`.
 fn persist(paths: &Paths, locked: bool, loaded: &Result<Option<State>, String>, exec: &mut Exec) {
     if !locked {
         return;
     }
-    if exec.dirty {
-        if let Ok(Some(st)) = loaded {
+    if let Ok(Some(st)) = loaded {
+        if exec.dirty || st.has_unlogged_submissions() {
             if let Err(e) = paths.save(st) {
                 exec.outcome = Outcome {
                     stderr: format!("fake herdr: {e}\n").into_bytes(),
@@ -213,9 +215,6 @@ fn persist(paths: &Paths, locked: bool, loaded: &Result<Option<State>, String>, 
                 exec.busy_retry = false;
             }
         }
-    }
-    for p in &exec.prompts {
-        let _ = Paths::append(&paths.prompts, &sorted::to_sorted(p));
     }
 }
 

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -11,6 +12,7 @@ use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
 
 use crate::ids;
+use crate::submit::Input;
 
 /// Files the fake uses, all derived from `HERDR_FAKE_STATE`.
 #[derive(Debug, Clone)]
@@ -82,10 +84,12 @@ impl Paths {
         let mut st = serde_json::from_slice::<State>(&bytes)
             .map_err(|e| format!("invalid state file {}: {e}", self.state.display()))?;
         st.reconcile(crate::settings::now_ms());
+        st.press_due_enters(crate::submit::now_us());
         Ok(Some(st))
     }
 
-    /// Write the state atomically (temp file + rename). Call with the lock held.
+    /// Write the state atomically (temp file + rename), then log the submissions its loading
+    /// pressed (see submit.rs). Call with the lock held.
     pub fn save(&self, st: &State) -> Result<(), String> {
         let text = serde_json::to_vec(st).map_err(|e| format!("cannot encode state: {e}"))?;
         let mut tmp = self.state.clone().into_os_string();
@@ -100,7 +104,11 @@ impl Paths {
         write().map_err(|e| {
             let _ = fs::remove_file(&tmp);
             format!("cannot write state file {}: {e}", self.state.display())
-        })
+        })?;
+        for s in st.take_submissions() {
+            let _ = Paths::append(&self.prompts, &crate::sorted::to_sorted(&s));
+        }
+        Ok(())
     }
 
     /// Append one line to a `.jsonl` log (O_APPEND). Call with the lock held.
@@ -183,6 +191,9 @@ pub struct Pane {
     /// 0.8.2 `agent start`: the status the new agent settles into.
     #[serde(default)]
     pub settle_status: Option<String>,
+    /// Typed text not yet submitted and the Enters still to come (Herdr's submit delay).
+    #[serde(default, skip_serializing_if = "Input::is_empty")]
+    pub input: Input,
 }
 
 fn yes() -> bool {
@@ -216,6 +227,7 @@ impl Pane {
             shell_ready_at_ms: None,
             settle_at_ms: None,
             settle_status: None,
+            input: Input::default(),
         }
     }
 
@@ -392,6 +404,9 @@ pub struct State {
     /// Settings (`herdr fake config`): version and simulated delays; see settings.rs.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
+    /// Submissions pressed while loading, logged when this state is saved (never stored).
+    #[serde(skip)]
+    pub submitted: RefCell<Vec<Value>>,
 }
 
 /// Location of a pane: (workspace index, tab index, pane index).
@@ -452,6 +467,7 @@ impl State {
             workspaces: Vec::new(),
             faults: Vec::new(),
             config: BTreeMap::new(),
+            submitted: RefCell::default(),
         }
     }
 

@@ -94,6 +94,8 @@ fn agent_prompt_records_and_errors() {
     assert_eq!(v["result"]["agent"]["pane_id"], "w1:p2");
     // The text is args[1] literally, even when it looks like a flag.
     f.ok(&["agent", "prompt", "w1:p3", "--wait"]);
+    // Wait for its Enter, so the next prompt is a submission of its own (see submit.rs).
+    f.ok_admin(&["fake", "prompts"]);
     // --wait returns immediately.
     f.ok(&[
         "agent",
@@ -164,9 +166,9 @@ fn agent_prompt_records_and_errors() {
     assert_eq!(
         prompts,
         json!([
-            {"target":"brain","pane_id":"w1:p2","name":"brain","text":text},
-            {"target":"w1:p3","pane_id":"w1:p3","name":null,"text":"--wait"},
-            {"target":"w1:p3","pane_id":"w1:p3","name":null,"text":"x"}
+            {"target":"brain","pane_id":"w1:p2","name":"brain","text":text,"parts":1},
+            {"target":"w1:p3","pane_id":"w1:p3","name":null,"text":"--wait","parts":1},
+            {"target":"w1:p3","pane_id":"w1:p3","name":null,"text":"x","parts":1}
         ])
     );
 }
