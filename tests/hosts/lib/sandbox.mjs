@@ -129,9 +129,16 @@ export class Sandbox {
     return this.#jsonl("argv.jsonl").map((l) => l.argv)
   }
 
-  /** Every prompt the fake Herdr delivered. */
+  /**
+   * Every submission the fake Herdr delivered, through `herdr fake prompts`, which first waits
+   * for the Enters still due (Herdr submits 300 ms after the prompt), so the answer never
+   * depends on how fast the host went on.
+   */
   prompts() {
-    return this.#jsonl("prompts.jsonl")
+    const r = spawnSync(FAKE_BIN, ["fake", "prompts"], { env: { HERDR_FAKE_STATE: this.state }, encoding: "utf8" })
+    if (r.status !== 0 && !existsSync(this.state)) return []
+    assert.equal(r.status, 0, `fake prompts failed: ${r.stderr}`)
+    return JSON.parse(r.stdout)
   }
 
   file(rel, text) {
