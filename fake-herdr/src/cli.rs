@@ -291,7 +291,8 @@ const AGENT_PROMPT_USAGE: &str =
     "usage: herdr agent prompt <target> <text> [--wait] [--until STATUS]... [--timeout MS]";
 const AGENT_START_USAGE: &str =
     "usage: herdr agent start <name> --kind KIND --pane ID [--timeout MS] [-- <agent-args...>]";
-const PANE_SPLIT_USAGE: &str = "usage: herdr pane split [<pane_id>|--pane ID|--current] --direction right|down [--ratio FLOAT] [--cwd PATH] [--env KEY=VALUE]... [--right-click herdr|pane] [--focus] [--no-focus]";
+const PANE_SPLIT_USAGE: &str = "usage: herdr pane split [<pane_id>|--pane ID|--current] --direction right|down [--ratio FLOAT] [--cwd PATH] [--env KEY=VALUE] [--right-click herdr|pane] [--focus] [--no-focus]";
+const PANE_SPLIT_USAGE_080: &str = "usage: herdr pane split [<pane_id>|--pane ID|--current] --direction right|down [--ratio FLOAT] [--cwd PATH] [--env KEY=VALUE] [--focus] [--no-focus]";
 const REPORT_USAGE: &str = "usage: herdr pane report-agent <pane_id> --source ID --agent LABEL --state idle|working|blocked|unknown [--message T] [--seq N] [--agent-session-id ID] [--agent-session-path P]";
 const STATUSES: [&str; 5] = ["idle", "working", "blocked", "done", "unknown"];
 
@@ -503,7 +504,7 @@ fn parse_inner(args: &[String], env: &Env) -> Result<(String, Cmd), Outcome> {
         }
         ("agent", "prompt") => parse_prompt(rest)?,
         ("agent", "wait") => parse_wait(rest)?,
-        ("agent", "start") => parse_start(rest)?,
+        ("agent", "start") => parse_start(rest, env)?,
         ("agent", "rename") => {
             if rest.len() != 2 {
                 return Err(Outcome::usage(
@@ -667,7 +668,7 @@ fn parse_wait(rest: &[String]) -> Result<Cmd, Outcome> {
     })
 }
 
-fn parse_start(rest: &[String]) -> Result<Cmd, Outcome> {
+fn parse_start(rest: &[String], env: &Env) -> Result<Cmd, Outcome> {
     let Some(name) = rest.first() else {
         return Err(Outcome::usage(AGENT_START_USAGE));
     };
@@ -699,7 +700,7 @@ fn parse_start(rest: &[String]) -> Result<Cmd, Outcome> {
     let Some(pane) = pane else {
         return Err(Outcome::usage("missing required --pane"));
     };
-    if kinds::parse(&kind).is_none() {
+    if kinds::parse(&kind, env.settings.version).is_none() {
         return Err(Outcome::usage(format!(
             "unsupported interactive agent kind: {kind}"
         )));
@@ -714,12 +715,26 @@ fn parse_start(rest: &[String]) -> Result<Cmd, Outcome> {
 }
 
 fn parse_split(rest: &[String], env: &Env) -> Result<Cmd, Outcome> {
+    let v082 = env.settings.version.at_least_082();
+    // 0.8.2 splits `--right-click=VALUE` into two words first; 0.8.0 has no such option.
+    let expanded: Vec<String>;
+    let mut rest = if v082 {
+        expanded = rest
+            .iter()
+            .flat_map(|a| match a.split_once('=') {
+                Some(("--right-click", v)) => vec!["--right-click".to_string(), v.to_string()],
+                _ => vec![a.clone()],
+            })
+            .collect();
+        &expanded[..]
+    } else {
+        rest
+    };
     let mut target = None;
     let mut direction = None;
     let mut cwd = None;
     let mut envs = BTreeMap::new();
     let mut focus = false;
-    let mut rest = rest;
     if let Some(first) = rest.first() {
         if !first.starts_with("--") {
             target = Some(first.clone());
@@ -730,9 +745,12 @@ fn parse_split(rest: &[String], env: &Env) -> Result<Cmd, Outcome> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--pane" => target = Some(take_value(&mut it, "--pane")?),
+            // 0.8.0: without HERDR_PANE_ID, `--current` leaves the target unset (the focused
+            // pane); 0.8.2 refuses it.
             "--current" => match &env.pane_id {
                 Some(v) => target = Some(v.clone()),
-                None => return Err(Outcome::usage("--current requires HERDR_PANE_ID")),
+                None if v082 => return Err(Outcome::usage("--current requires HERDR_PANE_ID")),
+                None => target = None,
             },
             "--direction" => {
                 let v = take_value(&mut it, "--direction")?;
@@ -743,24 +761,30 @@ fn parse_split(rest: &[String], env: &Env) -> Result<Cmd, Outcome> {
             }
             "--ratio" => {
                 let v = take_value(&mut it, "--ratio")?;
-                match v.parse::<f64>() {
+                match v.parse::<f32>() {
                     Ok(r) if r.is_finite() => {}
                     _ => return Err(Outcome::usage(format!("invalid ratio: {v}"))),
                 }
             }
             "--cwd" => cwd = Some(take_value(&mut it, "--cwd")?),
             "--env" => parse_env(&take_value(&mut it, "--env")?, &mut envs)?,
-            "--right-click" => check_right_click(&take_value(&mut it, "--right-click")?)?,
+            "--right-click" if v082 => {
+                let v = take_value(&mut it, "--right-click")?;
+                if v != "herdr" && v != "pane" {
+                    return Err(Outcome::usage(format!("invalid right-click target: {v}")));
+                }
+            }
             "--focus" => focus = true,
             "--no-focus" => focus = false,
-            other => match other.strip_prefix("--right-click=") {
-                Some(v) => check_right_click(v)?,
-                None => return Err(Outcome::usage(format!("unknown option: {other}"))),
-            },
+            other => return Err(Outcome::usage(format!("unknown option: {other}"))),
         }
     }
     if direction.is_none() {
-        return Err(Outcome::usage(PANE_SPLIT_USAGE));
+        return Err(Outcome::usage(if v082 {
+            PANE_SPLIT_USAGE
+        } else {
+            PANE_SPLIT_USAGE_080
+        }));
     }
     Ok(Cmd::PaneSplit {
         target,
@@ -768,16 +792,6 @@ fn parse_split(rest: &[String], env: &Env) -> Result<Cmd, Outcome> {
         env: envs,
         focus,
     })
-}
-
-fn check_right_click(v: &str) -> Result<(), Outcome> {
-    if v == "herdr" || v == "pane" {
-        Ok(())
-    } else {
-        Err(Outcome::usage(format!(
-            "invalid value for --right-click: {v} (expected herdr or pane)"
-        )))
-    }
 }
 
 fn parse_report(rest: &[String]) -> Result<Cmd, Outcome> {
@@ -942,7 +956,9 @@ fn run_inner(
             }
             let l = st.resolve_agent(&target)?;
             let p = st.pane(l);
-            let known = p.effective_label().filter(|k| kinds::is_known(k));
+            let known = p
+                .effective_label()
+                .filter(|k| kinds::is_known(k, env.settings.version));
             if p.launch_pending || known.is_none() {
                 return Err(ApiError::new(
                     "agent_not_ready",
@@ -988,7 +1004,7 @@ fn run_inner(
             if !valid_agent_name(&name) {
                 return Err(ApiError::new("invalid_agent_name", INVALID_NAME));
             }
-            let Some(kind) = kinds::parse(&kind) else {
+            let Some(kind) = kinds::parse(&kind, env.settings.version) else {
                 return Err(ApiError::new(
                     "unsupported_agent_kind",
                     format!("unsupported interactive agent kind {kind}"),
@@ -1017,7 +1033,14 @@ fn run_inner(
                 || p.launch_pending
                 || p.shell_starting(now_ms())
             {
-                exec.busy_retry = env.settings.version.at_least_082();
+                // 0.8.2's CLI retries only while the pane's shell is still its foreground
+                // process (`pane_shell_is_initializing`) and the timeout is one the server
+                // takes; a pane running a process (an agent) is answered at once.
+                let t = timeout.unwrap_or(30_000);
+                exec.busy_retry = env.settings.version.at_least_082()
+                    && p.process.is_none()
+                    && t > 3000
+                    && t <= 300_000;
                 return Err(ApiError::new(
                     "agent_pane_busy",
                     format!("agent target pane {pane} is not an available shell"),
@@ -1099,9 +1122,7 @@ fn run_inner(
         }
         Cmd::PaneGet(id) => {
             let l = st.find_any(&id).ok_or_else(|| pane_not_found(&id))?;
-            Ok(Some(
-                json!({"pane": st.pane_info(l, true), "type": "pane_info"}),
-            ))
+            Ok(Some(json!({"pane": st.pane_info(l), "type": "pane_info"})))
         }
         Cmd::PaneList(ws) => {
             let wi = match &ws {
@@ -1114,7 +1135,7 @@ fn run_inner(
                 .locs()
                 .into_iter()
                 .filter(|l| wi.is_none_or(|w| w == l.0))
-                .map(|l| st.pane_info(l, true))
+                .map(|l| st.pane_info(l))
                 .collect();
             Ok(Some(json!({"panes": panes, "type": "pane_list"})))
         }
@@ -1143,9 +1164,7 @@ fn run_inner(
                 st.focus(nl);
             }
             exec.dirty = true;
-            Ok(Some(
-                json!({"pane": st.pane_info(nl, false), "type": "pane_info"}),
-            ))
+            Ok(Some(json!({"pane": st.pane_info(nl), "type": "pane_info"})))
         }
         Cmd::PaneClose(id) => {
             let l = st.find_any(&id).ok_or_else(|| pane_not_found(&id))?;
@@ -1163,7 +1182,7 @@ fn run_inner(
             if agent.trim().is_empty() {
                 return Err(ApiError::new("invalid_agent", "agent must not be empty"));
             }
-            let label = kinds::normalize(&agent);
+            let label = kinds::normalize(&agent, env.settings.version);
             let p = st.pane(l);
             // Reserved native pairs only record a session ref.
             const RESERVED: [&str; 8] = [
@@ -1180,7 +1199,7 @@ fn run_inner(
             }
             // A known label that conflicts with the detected process is ignored.
             if let Some(detected) = p.detected_process() {
-                if kinds::is_known(&label) && detected != label {
+                if kinds::is_known(&label, env.settings.version) && detected != label {
                     return Ok(None);
                 }
             }
@@ -1222,7 +1241,7 @@ fn run_inner(
             exec.dirty = true;
             Ok(Some(json!({
                 "tab": st.tab_info(wi, ti),
-                "root_pane": st.pane_info((wi, ti, 0), false),
+                "root_pane": st.pane_info((wi, ti, 0)),
                 "type": "tab_created",
             })))
         }
@@ -1251,7 +1270,7 @@ fn run_inner(
             Ok(Some(json!({
                 "workspace": st.workspace_info(wi),
                 "tab": st.tab_info(wi, 0),
-                "root_pane": st.pane_info((wi, 0, 0), false),
+                "root_pane": st.pane_info((wi, 0, 0)),
                 "type": "workspace_created",
             })))
         }

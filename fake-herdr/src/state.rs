@@ -666,9 +666,8 @@ impl State {
         put(&mut m, "name", p.name.as_deref());
         put(&mut m, "agent", p.effective_label());
         put(&mut m, "cwd", p.cwd.as_deref());
-        if p.process.is_some() {
-            put(&mut m, "foreground_cwd", p.cwd.as_deref());
-        }
+        // The foreground process's cwd: the agent's, or the shell's at its prompt.
+        put(&mut m, "foreground_cwd", p.cwd.as_deref());
         if p.launch_pending {
             m.insert("launch_pending".into(), json!(true));
         }
@@ -678,8 +677,9 @@ impl State {
         Value::Object(m)
     }
 
-    /// PaneInfo for the pane at `l`; `scroll` adds the scroll block (pane get/list).
-    pub fn pane_info(&self, l: Loc, scroll: bool) -> Value {
+    /// PaneInfo for the pane at `l`, as every command that answers one gives it (`pane get`,
+    /// `pane list`, `pane split`, the `root_pane` of `tab create` / `workspace create`).
+    pub fn pane_info(&self, l: Loc) -> Value {
         let p = self.pane(l);
         let w = &self.workspaces[l.0];
         let mut m = Map::new();
@@ -691,17 +691,13 @@ impl State {
         m.insert("agent_status".into(), json!(p.agent_status()));
         m.insert("revision".into(), json!(p.revision));
         put(&mut m, "cwd", p.cwd.as_deref());
-        if p.process.is_some() {
-            put(&mut m, "foreground_cwd", p.cwd.as_deref());
-        }
+        put(&mut m, "foreground_cwd", p.cwd.as_deref());
         put(&mut m, "label", p.label.as_deref());
         put(&mut m, "agent", p.effective_label());
-        if scroll {
-            m.insert(
-                "scroll".into(),
-                json!({"offset_from_bottom":0,"max_offset_from_bottom":0,"viewport_rows":40}),
-            );
-        }
+        m.insert(
+            "scroll".into(),
+            json!({"offset_from_bottom":0,"max_offset_from_bottom":0,"viewport_rows":40}),
+        );
         Value::Object(m)
     }
 

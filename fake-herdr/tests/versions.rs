@@ -229,12 +229,14 @@ fn new_pane_shell_start_busy_is_retried_only_on_082() {
             assert_eq!(agent(&s)["interactive_ready"], true);
         }
     }
-    // A pane that stays busy fails after the retry window.
+    // A pane that stays busy while its shell is its foreground process (a named shell) fails
+    // after the retry window.
     let f = world("0.8.2");
+    f.ok(&["fake", "agent", "w1:p4", "--name", "held"]);
     f.ok(&["fake", "config", "busy_retry_ms", "200"]);
     let t = Instant::now();
     assert_eq!(
-        f.err(&["agent", "start", "x", "--kind", "pi", "--pane", "w1:p1"])
+        f.err(&["agent", "start", "x", "--kind", "pi", "--pane", "w1:p4"])
             .0,
         "agent_pane_busy"
     );
@@ -248,6 +250,84 @@ fn new_pane_shell_start_busy_is_retried_only_on_082() {
             .filter(|l| l["argv"][1] == "start")
             .count(),
         1
+    );
+}
+
+/// Runs `herdr args`; None when it has not finished within `limit` (then it is killed).
+fn run_within(f: &Fake, args: &[&str], limit: Duration) -> Option<std::process::Output> {
+    let mut child = f
+        .cmd(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > end {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+#[test]
+fn busy_is_retried_only_while_the_shell_is_foreground_on_082() {
+    // The retry window is a minute: a start that retried would not end within 20 s.
+    let f = world("0.8.2");
+    f.ok(&["fake", "config", "busy_retry_ms", "60000"]);
+    for pane in ["w1:p1", "w1:p2"] {
+        let o = run_within(
+            &f,
+            &["agent", "start", "x", "--kind", "pi", "--pane", pane],
+            Duration::from_secs(20),
+        )
+        .unwrap_or_else(|| panic!("agent start on the agent pane {pane} was retried"));
+        assert_eq!(o.status.code(), Some(1));
+        let e: Value = serde_json::from_slice(&o.stderr).unwrap();
+        assert_eq!(e["error"]["code"], "agent_pane_busy", "{e}");
+    }
+    // An undetected process is a process too.
+    f.ok(&[
+        "fake",
+        "agent",
+        "w1:p4",
+        "--kind",
+        "pi",
+        "--detected",
+        "false",
+    ]);
+    let o = run_within(
+        &f,
+        &["agent", "start", "x", "--kind", "pi", "--pane", "w1:p4"],
+        Duration::from_secs(20),
+    );
+    assert!(
+        o.is_some(),
+        "agent start on a pane running a process was retried"
+    );
+    // A timeout the server refuses is not retried either (`retryable_timeout`).
+    f.ok(&["fake", "agent", "w1:p4", "--none", "--name", "held"]);
+    let o = run_within(
+        &f,
+        &[
+            "agent",
+            "start",
+            "x",
+            "--kind",
+            "pi",
+            "--pane",
+            "w1:p4",
+            "--timeout",
+            "2000",
+        ],
+        Duration::from_secs(20),
+    );
+    assert!(
+        o.is_some(),
+        "agent start with a 2000 ms timeout was retried"
     );
 }
 
