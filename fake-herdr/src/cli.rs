@@ -956,6 +956,13 @@ fn run_inner(
             }
             let l = st.resolve_agent(&target)?;
             let p = st.pane(l);
+            // 0.8.2 checks the terminal's state first (`handle_agent_prompt`).
+            if env.settings.version.at_least_082() && p.agent_status() == "blocked" {
+                return Err(ApiError::new(
+                    "agent_blocked",
+                    format!("agent {target} is blocked and requires interactive input"),
+                ));
+            }
             let known = p
                 .effective_label()
                 .filter(|k| kinds::is_known(k, env.settings.version));
@@ -969,12 +976,6 @@ fn run_inner(
                 return Err(ApiError::new(
                     "agent_not_ready",
                     format!("agent {target} is no longer the pane foreground process"),
-                ));
-            }
-            if env.settings.version.at_least_082() && p.agent_status() == "blocked" {
-                return Err(ApiError::new(
-                    "agent_blocked",
-                    format!("agent {target} is blocked; answer it in its pane first"),
                 ));
             }
             if p.prompt_fails {

@@ -267,7 +267,10 @@ fn poll_start(paths: &Paths, env: &Env, w: &StartWait) -> Outcome {
             let _ = paths.save(&st);
             return fail(
                 "agent_not_ready",
-                format!("agent {} is blocked and not ready for input", w.name),
+                format!(
+                    "agent {} is blocked during startup and is not ready for prompts",
+                    w.name
+                ),
             );
         }
         if !p.launch_pending {

@@ -81,8 +81,17 @@ fn prompt_to_a_blocked_agent() {
     let f = world("0.8.2");
     let (code, msg) = f.err(&["agent", "prompt", "stuck", "hello"]);
     assert_eq!(code, "agent_blocked");
-    assert!(msg.contains("stuck"), "{msg}");
+    assert_eq!(msg, "agent stuck is blocked and requires interactive input");
     assert_eq!(prompts(&f), 0, "nothing is written to a blocked agent");
+    // The state is checked before readiness: a blocked agent still launching is blocked.
+    f.ok(&["fake", "agent", "stuck", "--pending", "true"]);
+    let v = f.ok(&["agent", "get", "stuck"]);
+    assert_eq!(v["result"]["agent"]["agent_status"], "blocked");
+    assert_eq!(v["result"]["agent"]["launch_pending"], true);
+    assert_eq!(
+        f.err(&["agent", "prompt", "stuck", "hello"]).0,
+        "agent_blocked"
+    );
     f.ok(&["agent", "prompt", "brain", "hello"]);
     assert_eq!(prompts(&f), 1);
 }
