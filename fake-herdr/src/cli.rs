@@ -1063,32 +1063,23 @@ fn run_inner(
             p.name = Some(name.clone());
             p.report = None;
             p.launch_argv = Some(argv.clone());
-            if settings.version.at_least_082() {
-                // Pending and undetected (`unknown`) until it settles; the CLI polls.
-                p.detected = false;
-                p.status = "unknown".to_string();
-                p.launch_pending = true;
-                p.interactive_ready = false;
-                p.settle_at_ms = Some(now_ms() + settings.settle_ms);
-                p.settle_status = Some(settings.start_status.clone());
-                exec.start_wait = Some(StartWait {
-                    name,
-                    kind: kind.to_string(),
-                    terminal_id: p.terminal_id.clone(),
-                    argv: argv.clone(),
-                    timeout_ms: timeout.unwrap_or(30_000),
-                });
-            } else {
-                // Ready at once; 0.8.0 also counts a blocked new agent as ready.
-                p.detected = true;
-                p.status = if settings.start_status == "blocked" {
-                    "blocked".to_string()
-                } else {
-                    "idle".to_string()
-                };
-                p.launch_pending = false;
-                p.interactive_ready = true;
-            }
+            // Pending and undetected (`unknown`) until it settles; the CLI polls until it is
+            // ready, in both versions (`wait_for_named_agent`). 0.8.0 also counts a blocked
+            // new agent as ready.
+            p.detected = false;
+            p.status = "unknown".to_string();
+            p.launch_pending = true;
+            p.interactive_ready = false;
+            p.settle_at_ms = Some(now_ms() + settings.settle_ms);
+            p.settle_status = Some(settings.start_status.clone());
+            p.settle_blocked_ready = !settings.version.at_least_082();
+            exec.start_wait = Some(StartWait {
+                name,
+                kind: kind.to_string(),
+                terminal_id: p.terminal_id.clone(),
+                argv: argv.clone(),
+                timeout_ms: timeout.unwrap_or(30_000),
+            });
             p.touch(true);
             exec.dirty = true;
             Ok(Some(json!({

@@ -306,12 +306,17 @@ impl World {
         let _ = std::fs::remove_file(format!("{}.argv.jsonl", self.state.display()));
     }
 
-    /// Prompts delivered so far.
+    /// Submissions so far (one per Enter that submitted text; `parts` > 1 means prompts were
+    /// glued together). Waits until every pending Enter has been pressed (Herdr submits 300 ms
+    /// after each prompt; see fake-herdr/README.md, "Submit delay").
     pub fn prompts(&self) -> Vec<Value> {
-        read_jsonl(&PathBuf::from(format!(
-            "{}.prompts.jsonl",
-            self.state.display()
-        )))
+        serde_json::from_str(&self.admin(&["fake", "prompts"])).expect("fake prompts is JSON")
+    }
+
+    /// Submissions so far, without waiting for pending Enters.
+    pub fn prompts_now(&self) -> Vec<Value> {
+        serde_json::from_str(&self.admin(&["fake", "prompts", "--now"]))
+            .expect("fake prompts is JSON")
     }
 
     /// Injects a fault for `area verb` (see fake-herdr/README.md).

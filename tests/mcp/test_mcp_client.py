@@ -69,8 +69,9 @@ class World:
         return env
 
     def prompts(self) -> list:
-        p = Path(str(self.state) + ".prompts.jsonl")
-        return [json.loads(l) for l in p.read_text().splitlines()] if p.exists() else []
+        # The fake's submissions, once pending Enters are pressed (Herdr submits 300 ms later).
+        out = subprocess.run([FAKE, "fake", "prompts"], env=self.env, check=True, capture_output=True, text=True)
+        return json.loads(out.stdout)
 
     def argv(self) -> list:
         p = Path(str(self.state) + ".argv.jsonl")

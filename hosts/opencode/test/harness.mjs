@@ -88,8 +88,9 @@ export function setupWorld(world = undefined) {
       readJsonl(`${state}.argv.jsonl`)
         .map((r) => r.argv)
         .filter((a) => !(a.length === 3 && a[0] === "agent" && a[1] === "get" && a[2] === SELF_PANE)),
-    /** Every prompt the fake delivered. */
-    prompts: () => readJsonl(`${state}.prompts.jsonl`),
+    /** Every submission the fake delivered, once pending Enters are pressed (Herdr submits 300 ms after a prompt). */
+    prompts: () =>
+      JSON.parse(execFileSync(FAKE_BIN, ["fake", "prompts"], { env: { ...process.env, HERDR_FAKE_STATE: state }, encoding: "utf8" })),
     /** The fake's world as JSON. */
     world: () => JSON.parse(readFileSync(state, "utf8")),
   }

@@ -193,7 +193,10 @@ describe("inside Herdr (fake)", () => {
     assert.equal(typeof receipt.id, "string");
     assert.deepEqual(send.details, receipt);
 
-    const prompts = readJsonLines(`${dirs.state}.prompts.jsonl`);
+    // The fake's submissions, once the pending Enter is pressed (Herdr submits 300 ms later).
+    const listed = spawnSync(req.fake, ["fake", "prompts"], { env: { HERDR_FAKE_STATE: dirs.state }, encoding: "utf8" });
+    assert.equal(listed.status, 0, listed.stderr);
+    const prompts = JSON.parse(listed.stdout);
     const delivered = prompts.filter((p) => p.text.includes(message));
     assert.equal(delivered.length, 1, JSON.stringify(prompts));
     assert.equal(delivered[0].pane_id, "w1:p2");
