@@ -93,7 +93,13 @@ const ONLY = process.env.HERDR_E2E_ONLY?.split(",")
 
 for (const route of [claude, claudeInline, codex, opencodeMcp, opencodePlugin].filter((r) => !ONLY || ONLY.includes(r.name))) {
   test(`${route.name}: the Link flow in the real host`, async () => {
-    const run = await runRoute(route, LINK_FLOW)
+    // Herdr submits a prompt 300 ms after typing it, and closing the receiver first would
+    // lose it (real Herdr too): the close goal waits until the send's submission is in
+    // (`herdr fake prompts` waits for pending Enters), so the delivery asserted below never
+    // races the host's next step.
+    const sb = new Sandbox(route.name)
+    const goals = LINK_FLOW.map((g) => (g.link === "close" ? { ...g, before: () => sb.prompts() } : g))
+    const run = await runRoute(route, goals, { sandbox: sb })
     try {
       assertRunHealthy(run)
       const { steps, sb } = run
