@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 use crate::kinds;
-use crate::settings::{now_ms, Settings};
+use crate::settings::{now_ms, Settings, Version};
 use crate::sorted;
 use crate::state::{ApiError, Loc, Pane, State};
 
@@ -214,16 +214,8 @@ Commands:
   workspace  Create workspaces
 ";
 
-const AGENT_HELP: &str = "herdr agent commands:
-  herdr agent list
-  herdr agent get <target>
-  herdr agent prompt <target> <text> [--wait] [--until STATUS]... [--timeout MS]
-  herdr agent start <name> --kind KIND --pane ID [--timeout MS] [-- <agent-args...>]
-  herdr agent rename <target> <name>|--clear
-  herdr agent focus <target>
-  herdr agent wait <target> [--until STATUS]... [--timeout MS]
-  herdr agent read <target>
-";
+const AGENT_HELP_082: &str = AGENT_HELP_080;
+const AGENT_HELP_080: &str = "herdr agent commands:\n  herdr agent list\n  herdr agent get <target>\n  herdr agent read <target> [--source visible|recent|recent-unwrapped|detection] [--lines N] [--format text|ansi] [--ansi]\n  herdr agent send-keys <target> <key> [key ...]\n  herdr agent prompt <target> <text> [--wait] [--until STATUS]... [--timeout MS]\n  herdr agent rename <target> <name>|--clear\n  herdr agent focus <target>\n  herdr agent wait <target> [--until STATUS]... [--timeout MS]\n  herdr agent attach <target> [--takeover]\n  herdr agent start <name> --kind KIND --pane ID [--timeout MS] [-- <agent-args...>]\n  herdr agent explain <target> [--json|--format text|json] [--verbose]\n  herdr agent explain --file PATH --agent LABEL [--json|--format text|json] [--verbose]\n  targets accept unique agent names and pane ids that currently host agents\n  kinds: pi|claude|codex|gemini|cursor|devin|agy|cline|omp|mastracode|opencode|copilot|kimi|kiro|droid|amp|grok|hermes|kilo|qodercli|maki\n";
 
 const PANE_HELP: &str = "herdr pane commands:
   herdr pane list [--workspace <workspace_id>]
@@ -243,10 +235,15 @@ const WORKSPACE_HELP: &str = "herdr workspace commands:
   herdr workspace create [--cwd PATH] [--label TEXT] [--env KEY=VALUE]... [--focus] [--no-focus]
 ";
 
-fn area_help(area: &str) -> Option<(&'static str, &'static [&'static str])> {
+/// The help of an area, as `version` prints it (the agent commands as real Herdr lists them).
+fn area_help(area: &str, version: Version) -> Option<(&'static str, &'static [&'static str])> {
     match area {
         "agent" => Some((
-            AGENT_HELP,
+            if version.at_least_082() {
+                AGENT_HELP_082
+            } else {
+                AGENT_HELP_080
+            },
             &[
                 "list",
                 "get",
@@ -448,12 +445,12 @@ fn parse_inner(args: &[String], env: &Env) -> Result<(String, Cmd), Outcome> {
         match i {
             0 => return Err(help_out(&TOP_HELP.replace("{version}", version), true, 0)),
             1 => {
-                if let Some((text, _)) = area_help(&args[0]) {
+                if let Some((text, _)) = area_help(&args[0], env.settings.version) {
                     return Err(help_out(text, true, 0));
                 }
             }
             2 => {
-                if let Some((text, verbs)) = area_help(&args[0]) {
+                if let Some((text, verbs)) = area_help(&args[0], env.settings.version) {
                     if verbs.contains(&args[1].as_str()) {
                         return Err(help_out(text, true, 0));
                     }
@@ -467,7 +464,7 @@ fn parse_inner(args: &[String], env: &Env) -> Result<(String, Cmd), Outcome> {
             "fake herdr: the TUI (default launch) is not simulated",
         ));
     };
-    let Some((help, verbs)) = area_help(area) else {
+    let Some((help, verbs)) = area_help(area, env.settings.version) else {
         return Err(Outcome::usage(format!(
             "fake herdr: `herdr {area}` launches the TUI, which is not simulated"
         )));
@@ -1011,14 +1008,10 @@ fn run_inner(
                     format!("unsupported interactive agent kind {kind}"),
                 ));
             };
-            if let Some((i, _)) = args
-                .iter()
-                .enumerate()
-                .find(|(_, a)| a.chars().any(char::is_control))
-            {
+            if args.iter().any(|a| a.chars().any(char::is_control)) {
                 return Err(ApiError::new(
                     "invalid_agent_argument",
-                    format!("agent argument {} contains a control character", i + 1),
+                    "agent arguments cannot be encoded safely for the target shell",
                 ));
             }
             name_taken(st, &name, None)?;
@@ -1104,6 +1097,11 @@ fn run_inner(
             }
             let p = st.pane_mut(l);
             if p.name != name {
+                // Clearing the name ends what `agent start` made of the pane: no longer a
+                // managed agent, so no longer `interactive_ready`.
+                if name.is_none() {
+                    p.interactive_ready = false;
+                }
                 p.name = name;
                 p.touch(false);
                 exec.dirty = true;
