@@ -11,14 +11,21 @@ use transcript::{Step, Target};
 /// Steps where the fake knowingly differs from the recorded Herdr: (version, step note, where
 /// fake-herdr/README.md documents it). Such a step must still differ (else the entry is stale
 /// and the replay fails); every other step must match.
-const KNOWN: &[(&str, &str, &str)] = &[(
-    "0.8.0",
-    "agent prompt --wait without --until",
-    "README, Where the fake differs: agent prompt --wait never blocks",
-)];
+const KNOWN: &[(&str, &str, &str)] = &[
+    (
+        "0.8.0",
+        "agent prompt --wait without --until",
+        "README, Where the fake differs: agent prompt --wait never blocks",
+    ),
+    (
+        "0.8.2",
+        "agent prompt --wait without --until",
+        "README, Where the fake differs: agent prompt --wait never blocks",
+    ),
+];
 
-/// The versions recorded so far (the corpus also knows 0.8.2).
-const RECORDED: &[&str] = &["0.8.0"];
+/// The versions recorded.
+const RECORDED: &[&str] = &["0.8.0", "0.8.2"];
 
 /// Replays `version`'s transcript on the fake; returns every difference.
 fn replay(version: &str) -> Vec<String> {
@@ -55,6 +62,17 @@ fn replay(version: &str) -> Vec<String> {
     }
     let _ = std::fs::remove_dir_all(&t.root);
     diffs
+}
+
+#[test]
+fn the_fake_plays_the_0_8_2_transcript() {
+    let diffs = replay("0.8.2");
+    assert!(
+        diffs.is_empty(),
+        "{} differences:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
 }
 
 #[test]
