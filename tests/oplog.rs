@@ -547,8 +547,9 @@ fn a_fifo_nobody_reads_never_blocks_a_call() {
         "{total} no-spawn calls with a stuck log: median {med:?}, max {max:?}; peers max {:?}",
         spawning.iter().max().unwrap()
     );
-    assert!(med < Duration::from_millis(5), "median {med:?}");
-    assert!(max < Duration::from_millis(250), "max {max:?}");
+    // Figures only (a loaded machine makes any clock bound a race): a call that waited for the
+    // stuck writer would never return, and the dropped lines checked below show the calls
+    // queued and went on.
 
     // Let the writer go: it delivers what it had queued (at most the queue plus the line it
     // held), each line whole; the rest was dropped.

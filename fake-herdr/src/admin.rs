@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use crate::cli::{Env, Outcome};
 use crate::ids;
 use crate::kinds;
-use crate::settings::{Settings, KEYS};
+use crate::settings::{Settings, Version, KEYS};
 use crate::state::{Fault, Pane, Paths, State, Tab, Workspace};
 use crate::submit::now_us;
 
@@ -289,7 +289,10 @@ fn build_world(w: WorldSpec) -> Result<State, String> {
                 let term = st.new_terminal_id();
                 let mut p = Pane::shell(pid, term, ps.cwd.or_else(|| ws.cwd.clone()));
                 p.label = ps.label;
-                p.process = ps.agent.as_deref().map(kinds::normalize);
+                p.process = ps
+                    .agent
+                    .as_deref()
+                    .map(|a| kinds::normalize(a, Version::V082));
                 p.detected = ps.detected.unwrap_or(true);
                 p.name = ps.name;
                 let status = ps.status.unwrap_or_else(|| "idle".to_string());
@@ -366,7 +369,7 @@ fn pane_view(st: &State, l: crate::state::Loc) -> Value {
     } else {
         Value::Null
     };
-    json!({"pane": st.pane_info(l, false), "agent": agent})
+    json!({"pane": st.pane_info(l), "agent": agent})
 }
 
 fn fake_agent(st: &mut State, args: &[String]) -> Result<Value, Outcome> {
@@ -398,7 +401,7 @@ fn fake_agent(st: &mut State, args: &[String]) -> Result<Value, Outcome> {
                 p.interactive_ready = false;
             }
             "--kind" => {
-                let k = kinds::normalize(value(&mut it, "--kind")?);
+                let k = kinds::normalize(value(&mut it, "--kind")?, Version::V082);
                 if p.process.as_deref() != Some(k.as_str()) {
                     if !name_set {
                         p.name = None;

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 use crate::kinds;
-use crate::settings::{now_ms, Settings};
+use crate::settings::{now_ms, Settings, Version};
 use crate::sorted;
 use crate::state::{ApiError, Loc, Pane, State};
 
@@ -214,16 +214,8 @@ Commands:
   workspace  Create workspaces
 ";
 
-const AGENT_HELP: &str = "herdr agent commands:
-  herdr agent list
-  herdr agent get <target>
-  herdr agent prompt <target> <text> [--wait] [--until STATUS]... [--timeout MS]
-  herdr agent start <name> --kind KIND --pane ID [--timeout MS] [-- <agent-args...>]
-  herdr agent rename <target> <name>|--clear
-  herdr agent focus <target>
-  herdr agent wait <target> [--until STATUS]... [--timeout MS]
-  herdr agent read <target>
-";
+const AGENT_HELP_082: &str = "herdr agent commands:\n  herdr agent list\n  herdr agent get <target>\n  herdr agent read <target> [--source visible|recent|recent-unwrapped|detection] [--lines N] [--format text|ansi] [--ansi]\n  herdr agent send-keys <target> <key> [key ...]\n  herdr agent prompt <target> <text> [--wait] [--until STATUS]... [--timeout MS]\n  herdr agent rename <target> <name>|--clear\n  herdr agent focus <target>\n  herdr agent wait <target> [--until STATUS]... [--timeout MS]\n  herdr agent attach <target> [--takeover]\n  herdr agent start <name> --kind KIND --pane ID [--timeout MS] [-- <agent-args...>]\n  herdr agent explain <target> [--json|--format text|json] [--verbose]\n  herdr agent explain --file PATH --agent LABEL [--json|--format text|json] [--verbose]\n  targets accept unique agent names and pane ids that currently host agents\n  kinds: pi|claude|codex|gemini|cursor|devin|agy|cline|omp|mastracode|opencode|copilot|kimi|kiro|droid|amp|grok|hermes|kilo|qodercli|qwen|maki\n";
+const AGENT_HELP_080: &str = "herdr agent commands:\n  herdr agent list\n  herdr agent get <target>\n  herdr agent read <target> [--source visible|recent|recent-unwrapped|detection] [--lines N] [--format text|ansi] [--ansi]\n  herdr agent send-keys <target> <key> [key ...]\n  herdr agent prompt <target> <text> [--wait] [--until STATUS]... [--timeout MS]\n  herdr agent rename <target> <name>|--clear\n  herdr agent focus <target>\n  herdr agent wait <target> [--until STATUS]... [--timeout MS]\n  herdr agent attach <target> [--takeover]\n  herdr agent start <name> --kind KIND --pane ID [--timeout MS] [-- <agent-args...>]\n  herdr agent explain <target> [--json|--format text|json] [--verbose]\n  herdr agent explain --file PATH --agent LABEL [--json|--format text|json] [--verbose]\n  targets accept unique agent names and pane ids that currently host agents\n  kinds: pi|claude|codex|gemini|cursor|devin|agy|cline|omp|mastracode|opencode|copilot|kimi|kiro|droid|amp|grok|hermes|kilo|qodercli|maki\n";
 
 const PANE_HELP: &str = "herdr pane commands:
   herdr pane list [--workspace <workspace_id>]
@@ -243,10 +235,15 @@ const WORKSPACE_HELP: &str = "herdr workspace commands:
   herdr workspace create [--cwd PATH] [--label TEXT] [--env KEY=VALUE]... [--focus] [--no-focus]
 ";
 
-fn area_help(area: &str) -> Option<(&'static str, &'static [&'static str])> {
+/// The help of an area, as `version` prints it (the agent commands as real Herdr lists them).
+fn area_help(area: &str, version: Version) -> Option<(&'static str, &'static [&'static str])> {
     match area {
         "agent" => Some((
-            AGENT_HELP,
+            if version.at_least_082() {
+                AGENT_HELP_082
+            } else {
+                AGENT_HELP_080
+            },
             &[
                 "list",
                 "get",
@@ -291,7 +288,8 @@ const AGENT_PROMPT_USAGE: &str =
     "usage: herdr agent prompt <target> <text> [--wait] [--until STATUS]... [--timeout MS]";
 const AGENT_START_USAGE: &str =
     "usage: herdr agent start <name> --kind KIND --pane ID [--timeout MS] [-- <agent-args...>]";
-const PANE_SPLIT_USAGE: &str = "usage: herdr pane split [<pane_id>|--pane ID|--current] --direction right|down [--ratio FLOAT] [--cwd PATH] [--env KEY=VALUE]... [--right-click herdr|pane] [--focus] [--no-focus]";
+const PANE_SPLIT_USAGE: &str = "usage: herdr pane split [<pane_id>|--pane ID|--current] --direction right|down [--ratio FLOAT] [--cwd PATH] [--env KEY=VALUE] [--right-click herdr|pane] [--focus] [--no-focus]";
+const PANE_SPLIT_USAGE_080: &str = "usage: herdr pane split [<pane_id>|--pane ID|--current] --direction right|down [--ratio FLOAT] [--cwd PATH] [--env KEY=VALUE] [--focus] [--no-focus]";
 const REPORT_USAGE: &str = "usage: herdr pane report-agent <pane_id> --source ID --agent LABEL --state idle|working|blocked|unknown [--message T] [--seq N] [--agent-session-id ID] [--agent-session-path P]";
 const STATUSES: [&str; 5] = ["idle", "working", "blocked", "done", "unknown"];
 
@@ -447,12 +445,12 @@ fn parse_inner(args: &[String], env: &Env) -> Result<(String, Cmd), Outcome> {
         match i {
             0 => return Err(help_out(&TOP_HELP.replace("{version}", version), true, 0)),
             1 => {
-                if let Some((text, _)) = area_help(&args[0]) {
+                if let Some((text, _)) = area_help(&args[0], env.settings.version) {
                     return Err(help_out(text, true, 0));
                 }
             }
             2 => {
-                if let Some((text, verbs)) = area_help(&args[0]) {
+                if let Some((text, verbs)) = area_help(&args[0], env.settings.version) {
                     if verbs.contains(&args[1].as_str()) {
                         return Err(help_out(text, true, 0));
                     }
@@ -466,7 +464,7 @@ fn parse_inner(args: &[String], env: &Env) -> Result<(String, Cmd), Outcome> {
             "fake herdr: the TUI (default launch) is not simulated",
         ));
     };
-    let Some((help, verbs)) = area_help(area) else {
+    let Some((help, verbs)) = area_help(area, env.settings.version) else {
         return Err(Outcome::usage(format!(
             "fake herdr: `herdr {area}` launches the TUI, which is not simulated"
         )));
@@ -503,7 +501,7 @@ fn parse_inner(args: &[String], env: &Env) -> Result<(String, Cmd), Outcome> {
         }
         ("agent", "prompt") => parse_prompt(rest)?,
         ("agent", "wait") => parse_wait(rest)?,
-        ("agent", "start") => parse_start(rest)?,
+        ("agent", "start") => parse_start(rest, env)?,
         ("agent", "rename") => {
             if rest.len() != 2 {
                 return Err(Outcome::usage(
@@ -667,7 +665,7 @@ fn parse_wait(rest: &[String]) -> Result<Cmd, Outcome> {
     })
 }
 
-fn parse_start(rest: &[String]) -> Result<Cmd, Outcome> {
+fn parse_start(rest: &[String], env: &Env) -> Result<Cmd, Outcome> {
     let Some(name) = rest.first() else {
         return Err(Outcome::usage(AGENT_START_USAGE));
     };
@@ -699,7 +697,7 @@ fn parse_start(rest: &[String]) -> Result<Cmd, Outcome> {
     let Some(pane) = pane else {
         return Err(Outcome::usage("missing required --pane"));
     };
-    if kinds::parse(&kind).is_none() {
+    if kinds::parse(&kind, env.settings.version).is_none() {
         return Err(Outcome::usage(format!(
             "unsupported interactive agent kind: {kind}"
         )));
@@ -714,12 +712,26 @@ fn parse_start(rest: &[String]) -> Result<Cmd, Outcome> {
 }
 
 fn parse_split(rest: &[String], env: &Env) -> Result<Cmd, Outcome> {
+    let v082 = env.settings.version.at_least_082();
+    // 0.8.2 splits `--right-click=VALUE` into two words first; 0.8.0 has no such option.
+    let expanded: Vec<String>;
+    let mut rest = if v082 {
+        expanded = rest
+            .iter()
+            .flat_map(|a| match a.split_once('=') {
+                Some(("--right-click", v)) => vec!["--right-click".to_string(), v.to_string()],
+                _ => vec![a.clone()],
+            })
+            .collect();
+        &expanded[..]
+    } else {
+        rest
+    };
     let mut target = None;
     let mut direction = None;
     let mut cwd = None;
     let mut envs = BTreeMap::new();
     let mut focus = false;
-    let mut rest = rest;
     if let Some(first) = rest.first() {
         if !first.starts_with("--") {
             target = Some(first.clone());
@@ -730,9 +742,12 @@ fn parse_split(rest: &[String], env: &Env) -> Result<Cmd, Outcome> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--pane" => target = Some(take_value(&mut it, "--pane")?),
+            // 0.8.0: without HERDR_PANE_ID, `--current` leaves the target unset (the focused
+            // pane); 0.8.2 refuses it.
             "--current" => match &env.pane_id {
                 Some(v) => target = Some(v.clone()),
-                None => return Err(Outcome::usage("--current requires HERDR_PANE_ID")),
+                None if v082 => return Err(Outcome::usage("--current requires HERDR_PANE_ID")),
+                None => target = None,
             },
             "--direction" => {
                 let v = take_value(&mut it, "--direction")?;
@@ -743,24 +758,30 @@ fn parse_split(rest: &[String], env: &Env) -> Result<Cmd, Outcome> {
             }
             "--ratio" => {
                 let v = take_value(&mut it, "--ratio")?;
-                match v.parse::<f64>() {
+                match v.parse::<f32>() {
                     Ok(r) if r.is_finite() => {}
                     _ => return Err(Outcome::usage(format!("invalid ratio: {v}"))),
                 }
             }
             "--cwd" => cwd = Some(take_value(&mut it, "--cwd")?),
             "--env" => parse_env(&take_value(&mut it, "--env")?, &mut envs)?,
-            "--right-click" => check_right_click(&take_value(&mut it, "--right-click")?)?,
+            "--right-click" if v082 => {
+                let v = take_value(&mut it, "--right-click")?;
+                if v != "herdr" && v != "pane" {
+                    return Err(Outcome::usage(format!("invalid right-click target: {v}")));
+                }
+            }
             "--focus" => focus = true,
             "--no-focus" => focus = false,
-            other => match other.strip_prefix("--right-click=") {
-                Some(v) => check_right_click(v)?,
-                None => return Err(Outcome::usage(format!("unknown option: {other}"))),
-            },
+            other => return Err(Outcome::usage(format!("unknown option: {other}"))),
         }
     }
     if direction.is_none() {
-        return Err(Outcome::usage(PANE_SPLIT_USAGE));
+        return Err(Outcome::usage(if v082 {
+            PANE_SPLIT_USAGE
+        } else {
+            PANE_SPLIT_USAGE_080
+        }));
     }
     Ok(Cmd::PaneSplit {
         target,
@@ -768,16 +789,6 @@ fn parse_split(rest: &[String], env: &Env) -> Result<Cmd, Outcome> {
         env: envs,
         focus,
     })
-}
-
-fn check_right_click(v: &str) -> Result<(), Outcome> {
-    if v == "herdr" || v == "pane" {
-        Ok(())
-    } else {
-        Err(Outcome::usage(format!(
-            "invalid value for --right-click: {v} (expected herdr or pane)"
-        )))
-    }
 }
 
 fn parse_report(rest: &[String]) -> Result<Cmd, Outcome> {
@@ -942,7 +953,16 @@ fn run_inner(
             }
             let l = st.resolve_agent(&target)?;
             let p = st.pane(l);
-            let known = p.effective_label().filter(|k| kinds::is_known(k));
+            // 0.8.2 checks the terminal's state first (`handle_agent_prompt`).
+            if env.settings.version.at_least_082() && p.agent_status() == "blocked" {
+                return Err(ApiError::new(
+                    "agent_blocked",
+                    format!("agent {target} is blocked and requires interactive input"),
+                ));
+            }
+            let known = p
+                .effective_label()
+                .filter(|k| kinds::is_known(k, env.settings.version));
             if p.launch_pending || known.is_none() {
                 return Err(ApiError::new(
                     "agent_not_ready",
@@ -953,12 +973,6 @@ fn run_inner(
                 return Err(ApiError::new(
                     "agent_not_ready",
                     format!("agent {target} is no longer the pane foreground process"),
-                ));
-            }
-            if env.settings.version.at_least_082() && p.agent_status() == "blocked" {
-                return Err(ApiError::new(
-                    "agent_blocked",
-                    format!("agent {target} is blocked; answer it in its pane first"),
                 ));
             }
             if p.prompt_fails {
@@ -988,20 +1002,16 @@ fn run_inner(
             if !valid_agent_name(&name) {
                 return Err(ApiError::new("invalid_agent_name", INVALID_NAME));
             }
-            let Some(kind) = kinds::parse(&kind) else {
+            let Some(kind) = kinds::parse(&kind, env.settings.version) else {
                 return Err(ApiError::new(
                     "unsupported_agent_kind",
                     format!("unsupported interactive agent kind {kind}"),
                 ));
             };
-            if let Some((i, _)) = args
-                .iter()
-                .enumerate()
-                .find(|(_, a)| a.chars().any(char::is_control))
-            {
+            if args.iter().any(|a| a.chars().any(char::is_control)) {
                 return Err(ApiError::new(
                     "invalid_agent_argument",
-                    format!("agent argument {} contains a control character", i + 1),
+                    "agent arguments cannot be encoded safely for the target shell",
                 ));
             }
             name_taken(st, &name, None)?;
@@ -1017,7 +1027,14 @@ fn run_inner(
                 || p.launch_pending
                 || p.shell_starting(now_ms())
             {
-                exec.busy_retry = env.settings.version.at_least_082();
+                // 0.8.2's CLI retries only while the pane's shell is still its foreground
+                // process (`pane_shell_is_initializing`) and the timeout is one the server
+                // takes; a pane running a process (an agent) is answered at once.
+                let t = timeout.unwrap_or(30_000);
+                exec.busy_retry = env.settings.version.at_least_082()
+                    && p.process.is_none()
+                    && t > 3000
+                    && t <= 300_000;
                 return Err(ApiError::new(
                     "agent_pane_busy",
                     format!("agent target pane {pane} is not an available shell"),
@@ -1039,32 +1056,23 @@ fn run_inner(
             p.name = Some(name.clone());
             p.report = None;
             p.launch_argv = Some(argv.clone());
-            if settings.version.at_least_082() {
-                // Pending and undetected (`unknown`) until it settles; the CLI polls.
-                p.detected = false;
-                p.status = "unknown".to_string();
-                p.launch_pending = true;
-                p.interactive_ready = false;
-                p.settle_at_ms = Some(now_ms() + settings.settle_ms);
-                p.settle_status = Some(settings.start_status.clone());
-                exec.start_wait = Some(StartWait {
-                    name,
-                    kind: kind.to_string(),
-                    terminal_id: p.terminal_id.clone(),
-                    argv: argv.clone(),
-                    timeout_ms: timeout.unwrap_or(30_000),
-                });
-            } else {
-                // Ready at once; 0.8.0 also counts a blocked new agent as ready.
-                p.detected = true;
-                p.status = if settings.start_status == "blocked" {
-                    "blocked".to_string()
-                } else {
-                    "idle".to_string()
-                };
-                p.launch_pending = false;
-                p.interactive_ready = true;
-            }
+            // Pending and undetected (`unknown`) until it settles; the CLI polls until it is
+            // ready, in both versions (`wait_for_named_agent`). 0.8.0 also counts a blocked
+            // new agent as ready.
+            p.detected = false;
+            p.status = "unknown".to_string();
+            p.launch_pending = true;
+            p.interactive_ready = false;
+            p.settle_at_ms = Some(now_ms() + settings.settle_ms);
+            p.settle_status = Some(settings.start_status.clone());
+            p.settle_blocked_ready = !settings.version.at_least_082();
+            exec.start_wait = Some(StartWait {
+                name,
+                kind: kind.to_string(),
+                terminal_id: p.terminal_id.clone(),
+                argv: argv.clone(),
+                timeout_ms: timeout.unwrap_or(30_000),
+            });
             p.touch(true);
             exec.dirty = true;
             Ok(Some(json!({
@@ -1089,6 +1097,11 @@ fn run_inner(
             }
             let p = st.pane_mut(l);
             if p.name != name {
+                // Clearing the name ends what `agent start` made of the pane: no longer a
+                // managed agent, so no longer `interactive_ready`.
+                if name.is_none() {
+                    p.interactive_ready = false;
+                }
                 p.name = name;
                 p.touch(false);
                 exec.dirty = true;
@@ -1099,9 +1112,7 @@ fn run_inner(
         }
         Cmd::PaneGet(id) => {
             let l = st.find_any(&id).ok_or_else(|| pane_not_found(&id))?;
-            Ok(Some(
-                json!({"pane": st.pane_info(l, true), "type": "pane_info"}),
-            ))
+            Ok(Some(json!({"pane": st.pane_info(l), "type": "pane_info"})))
         }
         Cmd::PaneList(ws) => {
             let wi = match &ws {
@@ -1114,7 +1125,7 @@ fn run_inner(
                 .locs()
                 .into_iter()
                 .filter(|l| wi.is_none_or(|w| w == l.0))
-                .map(|l| st.pane_info(l, true))
+                .map(|l| st.pane_info(l))
                 .collect();
             Ok(Some(json!({"panes": panes, "type": "pane_list"})))
         }
@@ -1143,9 +1154,7 @@ fn run_inner(
                 st.focus(nl);
             }
             exec.dirty = true;
-            Ok(Some(
-                json!({"pane": st.pane_info(nl, false), "type": "pane_info"}),
-            ))
+            Ok(Some(json!({"pane": st.pane_info(nl), "type": "pane_info"})))
         }
         Cmd::PaneClose(id) => {
             let l = st.find_any(&id).ok_or_else(|| pane_not_found(&id))?;
@@ -1163,7 +1172,7 @@ fn run_inner(
             if agent.trim().is_empty() {
                 return Err(ApiError::new("invalid_agent", "agent must not be empty"));
             }
-            let label = kinds::normalize(&agent);
+            let label = kinds::normalize(&agent, env.settings.version);
             let p = st.pane(l);
             // Reserved native pairs only record a session ref.
             const RESERVED: [&str; 8] = [
@@ -1180,7 +1189,7 @@ fn run_inner(
             }
             // A known label that conflicts with the detected process is ignored.
             if let Some(detected) = p.detected_process() {
-                if kinds::is_known(&label) && detected != label {
+                if kinds::is_known(&label, env.settings.version) && detected != label {
                     return Ok(None);
                 }
             }
@@ -1222,7 +1231,7 @@ fn run_inner(
             exec.dirty = true;
             Ok(Some(json!({
                 "tab": st.tab_info(wi, ti),
-                "root_pane": st.pane_info((wi, ti, 0), false),
+                "root_pane": st.pane_info((wi, ti, 0)),
                 "type": "tab_created",
             })))
         }
@@ -1251,7 +1260,7 @@ fn run_inner(
             Ok(Some(json!({
                 "workspace": st.workspace_info(wi),
                 "tab": st.tab_info(wi, 0),
-                "root_pane": st.pane_info((wi, 0, 0), false),
+                "root_pane": st.pane_info((wi, 0, 0)),
                 "type": "workspace_created",
             })))
         }

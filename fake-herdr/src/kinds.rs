@@ -1,4 +1,7 @@
-//! Agent kind labels known to Herdr 0.8.0 (`detect::parse_agent_label`).
+//! Agent kind labels known to Herdr 0.8.0 and 0.8.2 (`detect::parse_agent_label`): 0.8.2 adds
+//! `qwen`.
+
+use crate::settings::Version;
 
 /// Canonical agent labels.
 pub const CANONICAL: &[&str] = &[
@@ -22,35 +25,50 @@ pub const CANONICAL: &[&str] = &[
     "hermes",
     "kilo",
     "qodercli",
+    "qwen",
     "maki",
 ];
+
+/// The kind only 0.8.2 knows.
+const ONLY_082: &str = "qwen";
 
 const ALIASES: &[(&str, &str)] = &[
     ("claude-code", "claude"),
     ("cursor-agent", "cursor"),
     ("devin-cli", "devin"),
+    ("devin cli", "devin"),
     ("antigravity", "agy"),
     ("antigravity-cli", "agy"),
     ("mastra-code", "mastracode"),
+    ("mastra code", "mastracode"),
     ("opencode2", "opencode"),
     ("open-code", "opencode"),
     ("github-copilot", "copilot"),
     ("ghcs", "copilot"),
     ("kimi-code", "kimi"),
+    ("kimi code", "kimi"),
     ("kiro-cli", "kiro"),
     ("amp-local", "amp"),
     ("grok-build", "grok"),
     ("hermes-agent", "hermes"),
     ("kilo-code", "kilo"),
+    ("kilo code", "kilo"),
     ("qoder", "qodercli"),
     ("qodercn", "qodercli"),
     ("qoderclicn", "qodercli"),
+    ("qwen-code", "qwen"),
+    ("qwen code", "qwen"),
 ];
 
-/// Parse a kind label or alias (case-insensitive, `.exe/.cmd/.bat/.ps1/.js` stripped)
-/// to its canonical label.
-pub fn parse(raw: &str) -> Option<&'static str> {
-    let lower = raw.trim().to_ascii_lowercase();
+/// Parse a kind label or alias as `version` does (trimmed, lowercased, one of
+/// `.exe/.cmd/.bat/.ps1/.js` stripped; multi-word aliases such as `kimi code` included) to its
+/// canonical label.
+pub fn parse(raw: &str, version: Version) -> Option<&'static str> {
+    parse_any(raw).filter(|c| *c != ONLY_082 || version.at_least_082())
+}
+
+fn parse_any(raw: &str) -> Option<&'static str> {
+    let lower = raw.trim().to_lowercase();
     let mut s = lower.as_str();
     for suffix in [".exe", ".cmd", ".bat", ".ps1", ".js"] {
         if let Some(stripped) = s.strip_suffix(suffix) {
@@ -66,15 +84,15 @@ pub fn parse(raw: &str) -> Option<&'static str> {
 
 /// Normalize a label the way hook reports are normalized: known kinds and aliases
 /// become canonical, anything else is kept trimmed.
-pub fn normalize(raw: &str) -> String {
-    parse(raw)
+pub fn normalize(raw: &str, version: Version) -> String {
+    parse(raw, version)
         .map(str::to_string)
         .unwrap_or_else(|| raw.trim().to_string())
 }
 
-/// Whether `label` is a canonical known kind.
-pub fn is_known(label: &str) -> bool {
-    CANONICAL.contains(&label)
+/// Whether `label` is a canonical kind `version` knows.
+pub fn is_known(label: &str, version: Version) -> bool {
+    CANONICAL.contains(&label) && (label != ONLY_082 || version.at_least_082())
 }
 
 /// The executable `agent start` types for a canonical kind.

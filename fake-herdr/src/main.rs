@@ -184,7 +184,7 @@ fn real_main() -> i32 {
         exec = execute(None, &pre_args, &env, Some(&mut loaded));
         persist(&paths, g.is_some(), &loaded, &mut exec);
     }
-    // 0.8.2's `agent start` then polls until the new agent is ready.
+    // `agent start` then polls until the new agent is ready.
     if let Some(wait) = exec.start_wait.take() {
         exec.outcome = poll_start(&paths, &env, &wait);
     }
@@ -218,7 +218,7 @@ fn persist(paths: &Paths, locked: bool, loaded: &Result<Option<State>, String>, 
     }
 }
 
-/// 0.8.2 `agent start` after the server accepted it: poll the new agent every `poll_ms` until
+/// `agent start` after the server accepted it: poll the new agent every `poll_ms` until
 /// it is ready (`idle`), blocked (`agent_not_ready`), gone, or the deadline passes (`timeout`,
 /// after releasing the name), as the real CLI does.
 fn poll_start(paths: &Paths, env: &Env, w: &StartWait) -> Outcome {
@@ -262,12 +262,15 @@ fn poll_start(paths: &Paths, env: &Env, w: &StartWait) -> Outcome {
                 "agent": st.agent_info(l), "argv": w.argv, "type": "agent_started"}});
             return Outcome::json(&v);
         }
-        if p.agent_status() == "blocked" {
+        if env.settings.version.at_least_082() && p.agent_status() == "blocked" {
             st.pane_mut(l).launch_pending = false;
             let _ = paths.save(&st);
             return fail(
                 "agent_not_ready",
-                format!("agent {} is blocked and not ready for input", w.name),
+                format!(
+                    "agent {} is blocked during startup and is not ready for prompts",
+                    w.name
+                ),
             );
         }
         if !p.launch_pending {

@@ -185,12 +185,15 @@ pub struct Pane {
     /// The new pane's shell is still starting until this time (ms since the epoch).
     #[serde(default)]
     pub shell_ready_at_ms: Option<u64>,
-    /// 0.8.2 `agent start`: the new agent stays `unknown` until this time (ms since the epoch).
+    /// `agent start`: the new agent stays `unknown` until this time (ms since the epoch).
     #[serde(default)]
     pub settle_at_ms: Option<u64>,
-    /// 0.8.2 `agent start`: the status the new agent settles into.
+    /// `agent start`: the status the new agent settles into.
     #[serde(default)]
     pub settle_status: Option<String>,
+    /// 0.8.0 `agent start`: a new agent that settles `blocked` is ready too.
+    #[serde(default)]
+    pub settle_blocked_ready: bool,
     /// Typed text not yet submitted and the Enters still to come (Herdr's submit delay).
     #[serde(default, skip_serializing_if = "Input::is_empty")]
     pub input: Input,
@@ -227,6 +230,7 @@ impl Pane {
             shell_ready_at_ms: None,
             settle_at_ms: None,
             settle_status: None,
+            settle_blocked_ready: false,
             input: Input::default(),
         }
     }
@@ -471,8 +475,9 @@ impl State {
         }
     }
 
-    /// What the server does as time passes: shells finish starting, and a 0.8.2 agent start
-    /// that has settled becomes detected with its final status (ready when `idle`).
+    /// What the server does as time passes: shells finish starting, and an agent start that
+    /// has settled becomes detected with its final status (ready when `idle`, or `blocked` on
+    /// 0.8.0).
     pub fn reconcile(&mut self, now_ms: u64) {
         for l in self.locs() {
             let p = self.pane_mut(l);
@@ -484,7 +489,9 @@ impl State {
                 let status = p.settle_status.take().unwrap_or_else(idle);
                 p.detected = true;
                 let changed = p.status != status;
-                if p.launch_pending && status == "idle" {
+                if p.launch_pending
+                    && (status == "idle" || status == "blocked" && p.settle_blocked_ready)
+                {
                     p.launch_pending = false;
                     p.interactive_ready = true;
                 }
@@ -666,9 +673,8 @@ impl State {
         put(&mut m, "name", p.name.as_deref());
         put(&mut m, "agent", p.effective_label());
         put(&mut m, "cwd", p.cwd.as_deref());
-        if p.process.is_some() {
-            put(&mut m, "foreground_cwd", p.cwd.as_deref());
-        }
+        // The foreground process's cwd: the agent's, or the shell's at its prompt.
+        put(&mut m, "foreground_cwd", p.cwd.as_deref());
         if p.launch_pending {
             m.insert("launch_pending".into(), json!(true));
         }
@@ -678,8 +684,9 @@ impl State {
         Value::Object(m)
     }
 
-    /// PaneInfo for the pane at `l`; `scroll` adds the scroll block (pane get/list).
-    pub fn pane_info(&self, l: Loc, scroll: bool) -> Value {
+    /// PaneInfo for the pane at `l`, as every command that answers one gives it (`pane get`,
+    /// `pane list`, `pane split`, the `root_pane` of `tab create` / `workspace create`).
+    pub fn pane_info(&self, l: Loc) -> Value {
         let p = self.pane(l);
         let w = &self.workspaces[l.0];
         let mut m = Map::new();
@@ -691,17 +698,13 @@ impl State {
         m.insert("agent_status".into(), json!(p.agent_status()));
         m.insert("revision".into(), json!(p.revision));
         put(&mut m, "cwd", p.cwd.as_deref());
-        if p.process.is_some() {
-            put(&mut m, "foreground_cwd", p.cwd.as_deref());
-        }
+        put(&mut m, "foreground_cwd", p.cwd.as_deref());
         put(&mut m, "label", p.label.as_deref());
         put(&mut m, "agent", p.effective_label());
-        if scroll {
-            m.insert(
-                "scroll".into(),
-                json!({"offset_from_bottom":0,"max_offset_from_bottom":0,"viewport_rows":40}),
-            );
-        }
+        m.insert(
+            "scroll".into(),
+            json!({"offset_from_bottom":0,"max_offset_from_bottom":0,"viewport_rows":40}),
+        );
         Value::Object(m)
     }
 

@@ -415,3 +415,52 @@ fn fake_agent_changes_the_occupant() {
     );
     assert_eq!(f.run(&["fake", "agent", "w9:p9"]).code, Some(1));
 }
+
+#[test]
+fn start_kinds_as_each_version_looks_them_up() {
+    // Herdr lowercases and trims the kind, strips one executable suffix, and knows multi-word
+    // aliases; 0.8.2 adds qwen. The pane is made fresh for each start.
+    let cases: &[(&str, Option<&str>, Option<&str>)] = &[
+        // (kind, on 0.8.0, on 0.8.2)
+        ("kimi code", Some("kimi"), Some("kimi")),
+        ("Devin CLI", Some("devin"), Some("devin")),
+        ("mastra code", Some("mastracode"), Some("mastracode")),
+        (" kilo code ", Some("kilo"), Some("kilo")),
+        ("KIMI-CODE.exe", Some("kimi"), Some("kimi")),
+        ("qwen", None, Some("qwen")),
+        ("qwen-code", None, Some("qwen")),
+        ("Qwen Code", None, Some("qwen")),
+        ("kimi  code", None, None),
+    ];
+    for (version, col) in [("0.8.0", 1), ("0.8.2", 2)] {
+        let f = Fake::empty(&format!("kinds{version}"));
+        f.world(&json!({"config": {"version": version, "settle_ms": "0"}, "workspaces": [{"cwd": "/r"}]}).to_string());
+        for (i, case) in cases.iter().enumerate() {
+            let want = if col == 1 { case.1 } else { case.2 };
+            let split = f.ok(&["pane", "split", "w1:p1", "--direction", "right"]);
+            let pane = split["result"]["pane"]["pane_id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            f.ok(&["fake", "agent", &pane, "--none"]);
+            let name = format!("a{i}");
+            let argv = ["agent", "start", &name, "--kind", case.0, "--pane", &pane];
+            match want {
+                Some(kind) => {
+                    let v = f.ok(&argv);
+                    assert_eq!(
+                        v["result"]["agent"]["agent"], *kind,
+                        "{version} {:?}",
+                        case.0
+                    );
+                    assert_eq!(v["result"]["argv"], json!([kind]));
+                }
+                None => assert_eq!(
+                    f.usage(&argv),
+                    format!("unsupported interactive agent kind: {}", case.0),
+                    "{version}"
+                ),
+            }
+        }
+    }
+}

@@ -98,15 +98,22 @@ fn usage_errors_exit_2_plain_text() {
         f.usage(&["tab", "create", "--cwd=/x"]),
         "unknown option: --cwd=/x"
     );
-    // ...except --right-click=...
-    f.ok(&[
-        "pane",
-        "split",
-        "w1:p1",
-        "--direction",
-        "down",
-        "--right-click=pane",
-    ]);
+    // ...except 0.8.2's --right-click=...; 0.8.0 has no --right-click at all.
+    let split = ["pane", "split", "w1:p1", "--direction", "down"];
+    for rc in [&["--right-click=pane"][..], &["--right-click", "herdr"]] {
+        let argv: Vec<&str> = split.iter().chain(rc).copied().collect();
+        assert_eq!(f.usage(&argv), format!("unknown option: {}", rc[0]));
+        f.ok_env(&argv, &[("HERDR_FAKE_VERSION", "0.8.2")]);
+    }
+    let bad: Vec<&str> = split
+        .iter()
+        .chain(&["--right-click", "x"])
+        .copied()
+        .collect();
+    assert_eq!(
+        f.usage_env(&bad, &[("HERDR_FAKE_VERSION", "0.8.2")]),
+        "invalid right-click target: x"
+    );
     assert!(f
         .usage(&["pane", "split", "w1:p1"])
         .starts_with("usage: herdr pane split"));
@@ -150,10 +157,20 @@ fn usage_errors_exit_2_plain_text() {
         ]),
         "env key must not be empty"
     );
+    // 0.8.2 refuses --current without HERDR_PANE_ID; 0.8.0 splits the focused pane.
     assert_eq!(
-        f.usage(&["pane", "split", "--current", "--direction", "down"]),
+        f.usage_env(
+            &["pane", "split", "--current", "--direction", "down"],
+            &[("HERDR_FAKE_VERSION", "0.8.2")]
+        ),
         "--current requires HERDR_PANE_ID"
     );
+    let v = f.ok(&["pane", "split", "--current", "--direction", "down"]);
+    let new = v["result"]["pane"]["pane_id"].clone();
+    let v = f.ok(&["pane", "list", "--workspace", "w1"]);
+    let panes = v["result"]["panes"].as_array().unwrap();
+    assert_eq!(panes[0]["pane_id"], "w1:p1");
+    assert_eq!(panes[1]["pane_id"], new, "placed after the focused pane");
     // agent start grammar
     assert!(f
         .usage(&["agent", "start"])
@@ -196,7 +213,7 @@ fn usage_errors_exit_2_plain_text() {
     let log = f.log();
     assert!(log
         .iter()
-        .all(|l| l["exit"] == 2 || l["argv"][1] == "split"));
+        .all(|l| l["exit"] == 2 || l["argv"][1] == "split" || l["argv"][1] == "list"));
     assert_eq!(log[0]["argv"], serde_json::json!(["agent", "get"]));
 }
 
@@ -335,6 +352,7 @@ fn records_have_exact_keys_and_sorted_output() {
             "agent_status",
             "cwd",
             "focused",
+            "foreground_cwd",
             "pane_id",
             "revision",
             "scroll",
@@ -417,6 +435,45 @@ fn records_have_exact_keys_and_sorted_output() {
         r["root_pane"]["cwd"], "/w",
         "tab inherits the workspace cwd"
     );
+    // Every PaneInfo has the same keys, whichever command answers it: a plain shell's
+    // foreground_cwd is the shell's cwd, and scroll is always there.
+    let shell_keys = [
+        "agent_status",
+        "cwd",
+        "focused",
+        "foreground_cwd",
+        "pane_id",
+        "revision",
+        "scroll",
+        "tab_id",
+        "terminal_id",
+        "workspace_id",
+    ];
+    let split = f.ok(&[
+        "pane",
+        "split",
+        "w2:p2",
+        "--direction",
+        "down",
+        "--no-focus",
+    ]);
+    let list = f.ok(&["pane", "list", "--workspace", "w2"]);
+    let ws = f.ok(&["workspace", "create", "--cwd", "/v", "--no-focus"]);
+    for pane in [
+        &r["root_pane"],
+        &split["result"]["pane"],
+        &list["result"]["panes"][0],
+        &ws["result"]["root_pane"],
+    ] {
+        let mut k = keys(pane);
+        k.sort();
+        assert_eq!(k, shell_keys, "{pane}");
+        assert_eq!(pane["foreground_cwd"], pane["cwd"]);
+        assert_eq!(
+            pane["scroll"],
+            serde_json::json!({"offset_from_bottom": 0, "max_offset_from_bottom": 0, "viewport_rows": 40})
+        );
+    }
     // report-agent prints nothing on success.
     let o = f.run(&[
         "pane",

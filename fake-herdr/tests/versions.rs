@@ -81,8 +81,17 @@ fn prompt_to_a_blocked_agent() {
     let f = world("0.8.2");
     let (code, msg) = f.err(&["agent", "prompt", "stuck", "hello"]);
     assert_eq!(code, "agent_blocked");
-    assert!(msg.contains("stuck"), "{msg}");
+    assert_eq!(msg, "agent stuck is blocked and requires interactive input");
     assert_eq!(prompts(&f), 0, "nothing is written to a blocked agent");
+    // The state is checked before readiness: a blocked agent still launching is blocked.
+    f.ok(&["fake", "agent", "stuck", "--pending", "true"]);
+    let v = f.ok(&["agent", "get", "stuck"]);
+    assert_eq!(v["result"]["agent"]["agent_status"], "blocked");
+    assert_eq!(v["result"]["agent"]["launch_pending"], true);
+    assert_eq!(
+        f.err(&["agent", "prompt", "stuck", "hello"]).0,
+        "agent_blocked"
+    );
     f.ok(&["agent", "prompt", "brain", "hello"]);
     assert_eq!(prompts(&f), 1);
 }
@@ -112,40 +121,79 @@ fn agent(v: &Value) -> &Value {
 }
 
 #[test]
-fn start_is_instant_on_080_and_waits_for_idle_on_082() {
-    let f = world("0.8.0");
-    let t = Instant::now();
-    let s = f.ok(&["agent", "start", "fresh", "--kind", "pi", "--pane", "w1:p4"]);
-    assert!(t.elapsed() < Duration::from_millis(100));
-    assert_eq!(agent(&s)["interactive_ready"], true);
-    assert_eq!(agent(&s)["agent_status"], "idle");
+fn start_waits_until_the_new_agent_is_ready_in_both_versions() {
+    for v in ["0.8.0", "0.8.2"] {
+        // A settle that never ends by itself: the test ends it, so nothing here is a race.
+        let f = world(v);
+        f.ok(&["fake", "config", "settle_ms", "600000"]);
+        let argv = [
+            "agent",
+            "start",
+            "fresh",
+            "--kind",
+            "pi",
+            "--pane",
+            "w1:p4",
+            "--timeout",
+            "300000",
+        ];
+        let mut child = f
+            .cmd(&argv)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // While it settles the new agent is named, pending and `unknown`, and the start has not
+        // returned.
+        let mid = loop {
+            let o = f.run(&["agent", "get", "fresh"]);
+            if o.code == Some(0) {
+                break serde_json::from_str::<Value>(&o.stdout).unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(agent(&mid)["agent_status"], "unknown", "{v} {mid}");
+        assert_eq!(agent(&mid)["launch_pending"], true);
+        assert!(agent(&mid).get("agent").is_none());
+        assert_eq!(
+            f.err(&["agent", "prompt", "fresh", "x"]).0,
+            "agent_not_ready"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{v}: returned before ready"
+        );
+        // Herdr sees the agent idle and ready: the start returns with it.
+        f.ok(&[
+            "fake",
+            "agent",
+            "fresh",
+            "--pending",
+            "false",
+            "--ready",
+            "true",
+            "--status",
+            "idle",
+            "--detected",
+            "true",
+        ]);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(s["result"]["type"], "agent_started");
+        assert_eq!(s["result"]["argv"], json!(["pi"]));
+        assert_eq!(agent(&s)["interactive_ready"], true, "{v} {s}");
+        assert_eq!(agent(&s)["agent_status"], "idle");
+        assert_eq!(agent(&s)["agent"], "pi");
+        assert!(agent(&s).get("launch_pending").is_none());
 
-    let f = world("0.8.2");
-    f.ok(&["fake", "config", "settle_ms", "300"]);
-    let child = f
-        .cmd(&["agent", "start", "fresh", "--kind", "pi", "--pane", "w1:p4"])
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // While it settles the new agent is named, pending and `unknown`.
-    std::thread::sleep(Duration::from_millis(120));
-    let mid = f.ok(&["agent", "get", "fresh"]);
-    assert_eq!(agent(&mid)["agent_status"], "unknown", "{mid}");
-    assert_eq!(agent(&mid)["launch_pending"], true);
-    assert!(agent(&mid).get("agent").is_none());
-    assert_eq!(
-        f.err(&["agent", "prompt", "fresh", "x"]).0,
-        "agent_not_ready"
-    );
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(s["result"]["type"], "agent_started");
-    assert_eq!(s["result"]["argv"], json!(["pi"]));
-    assert_eq!(agent(&s)["interactive_ready"], true);
-    assert_eq!(agent(&s)["agent_status"], "idle");
-    assert_eq!(agent(&s)["agent"], "pi");
-    assert!(agent(&s).get("launch_pending").is_none());
+        // The settle itself: the start returns no sooner.
+        let f = world(v);
+        f.ok(&["fake", "config", "settle_ms", "300"]);
+        let t = Instant::now();
+        let s = f.ok(&["agent", "start", "fresh", "--kind", "pi", "--pane", "w1:p4"]);
+        assert!(t.elapsed() >= Duration::from_millis(300), "{v}");
+        assert_eq!(agent(&s)["interactive_ready"], true);
+    }
 }
 
 #[test]
@@ -229,12 +277,14 @@ fn new_pane_shell_start_busy_is_retried_only_on_082() {
             assert_eq!(agent(&s)["interactive_ready"], true);
         }
     }
-    // A pane that stays busy fails after the retry window.
+    // A pane that stays busy while its shell is its foreground process (a named shell) fails
+    // after the retry window.
     let f = world("0.8.2");
+    f.ok(&["fake", "agent", "w1:p4", "--name", "held"]);
     f.ok(&["fake", "config", "busy_retry_ms", "200"]);
     let t = Instant::now();
     assert_eq!(
-        f.err(&["agent", "start", "x", "--kind", "pi", "--pane", "w1:p1"])
+        f.err(&["agent", "start", "x", "--kind", "pi", "--pane", "w1:p4"])
             .0,
         "agent_pane_busy"
     );
@@ -248,6 +298,84 @@ fn new_pane_shell_start_busy_is_retried_only_on_082() {
             .filter(|l| l["argv"][1] == "start")
             .count(),
         1
+    );
+}
+
+/// Runs `herdr args`; None when it has not finished within `limit` (then it is killed).
+fn run_within(f: &Fake, args: &[&str], limit: Duration) -> Option<std::process::Output> {
+    let mut child = f
+        .cmd(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let end = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > end {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+#[test]
+fn busy_is_retried_only_while_the_shell_is_foreground_on_082() {
+    // The retry window is a minute: a start that retried would not end within 20 s.
+    let f = world("0.8.2");
+    f.ok(&["fake", "config", "busy_retry_ms", "60000"]);
+    for pane in ["w1:p1", "w1:p2"] {
+        let o = run_within(
+            &f,
+            &["agent", "start", "x", "--kind", "pi", "--pane", pane],
+            Duration::from_secs(20),
+        )
+        .unwrap_or_else(|| panic!("agent start on the agent pane {pane} was retried"));
+        assert_eq!(o.status.code(), Some(1));
+        let e: Value = serde_json::from_slice(&o.stderr).unwrap();
+        assert_eq!(e["error"]["code"], "agent_pane_busy", "{e}");
+    }
+    // An undetected process is a process too.
+    f.ok(&[
+        "fake",
+        "agent",
+        "w1:p4",
+        "--kind",
+        "pi",
+        "--detected",
+        "false",
+    ]);
+    let o = run_within(
+        &f,
+        &["agent", "start", "x", "--kind", "pi", "--pane", "w1:p4"],
+        Duration::from_secs(20),
+    );
+    assert!(
+        o.is_some(),
+        "agent start on a pane running a process was retried"
+    );
+    // A timeout the server refuses is not retried either (`retryable_timeout`).
+    f.ok(&["fake", "agent", "w1:p4", "--none", "--name", "held"]);
+    let o = run_within(
+        &f,
+        &[
+            "agent",
+            "start",
+            "x",
+            "--kind",
+            "pi",
+            "--pane",
+            "w1:p4",
+            "--timeout",
+            "2000",
+        ],
+        Duration::from_secs(20),
+    );
+    assert!(
+        o.is_some(),
+        "agent start with a 2000 ms timeout was retried"
     );
 }
 

@@ -108,7 +108,12 @@ impl Fake {
 
     /// Run, expect exit 0 and one sorted compact JSON line on stdout, empty stderr.
     pub fn ok(&self, args: &[&str]) -> Value {
-        let o = self.run(args);
+        self.ok_env(args, &[])
+    }
+
+    /// `ok` with extra environment variables.
+    pub fn ok_env(&self, args: &[&str], envs: &[(&str, &str)]) -> Value {
+        let o = self.run_env(args, envs);
         assert_eq!(o.code, Some(0), "{args:?} failed: {}", o.stderr);
         assert_eq!(o.stderr, "", "{args:?} wrote stderr");
         assert_one_sorted_line(&o.stdout);
@@ -139,7 +144,12 @@ impl Fake {
 
     /// Run, expect exit 2 and plain text on stderr; returns stderr trimmed.
     pub fn usage(&self, args: &[&str]) -> String {
-        let o = self.run(args);
+        self.usage_env(args, &[])
+    }
+
+    /// `usage` with extra environment variables.
+    pub fn usage_env(&self, args: &[&str], envs: &[(&str, &str)]) -> String {
+        let o = self.run_env(args, envs);
         assert_eq!(
             o.code,
             Some(2),

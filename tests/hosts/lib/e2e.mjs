@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict"
 import { startModel } from "./model.mjs"
-import { playGoals, strings, trace } from "./script.mjs"
+import { linkSurface, playGoals, strings, trace } from "./script.mjs"
 import { Sandbox, assertLoopbackOnly, contractText, rawIds } from "./sandbox.mjs"
 
 /** Per-run time limit for one host process. */
@@ -122,4 +122,30 @@ export function holdsContract(request) {
   const contract = contractText()
   const text = strings(request.body)
   return text.includes(contract) || text.includes(JSON.stringify(contract).slice(1, -1))
+}
+
+/**
+ * What the host offered at each goal of a run, read from the requests that decided it (those
+ * whose conversation already held exactly that many Link or shell calls): `shown` when any
+ * Tier 1 tool was offered (callable or deferred), `tier1` when the goal's own Tier 1 tool was
+ * callable in the request whose answer carried the goal. When the host refreshes its tool list
+ * after `tools/list_changed` races the next model request, so tests assert on these facts and
+ * never on a fixed step.
+ */
+export function exposure(run, naming) {
+  const isSearch = (c) => c.name === "ToolSearch"
+  return run.steps.map((step, i) => {
+    const at = run.requests.filter((r) => r.conversation?.tools.length && r.conversation.calls.filter((c) => !isSearch(c)).length === i)
+    let shown = false
+    for (const r of at) {
+      const { callable, deferred } = linkSurface(r.conversation, r.body, naming)
+      if ([...callable.keys(), ...deferred.keys()].some((c) => c !== "herdr_link")) shown = true
+    }
+    const carrier = at.filter((r) => r.decision && "tool" in r.decision && r.decision.tool !== "ToolSearch").at(-1)
+    let tier1 = false
+    if (carrier && step.goal.link && step.goal.link !== "activate") {
+      tier1 = linkSurface(carrier.conversation, carrier.body, naming).callable.has(`herdr_link_${step.goal.link}`)
+    }
+    return { shown, tier1, carried: Boolean(carrier) }
+  })
 }
