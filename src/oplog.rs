@@ -8,7 +8,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{LazyLock, Mutex};
@@ -55,14 +55,23 @@ fn sender() -> Option<SyncSender<Line>> {
 }
 
 /// Opens the log for one append: created mode 0600 (it holds message text), never through a
-/// symlink (`O_NOFOLLOW`: a symlink at the path loses the line). An existing file keeps its mode.
+/// symlink (`O_NOFOLLOW`: a symlink at the path loses the line). An existing log of ours that
+/// others may read (one an older version created 0644 under the default umask) is closed to
+/// them first.
 pub fn open_log(path: &std::path::Path) -> std::io::Result<File> {
-    OpenOptions::new()
+    let file = OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
+        .open(path)?;
+    let meta = file.metadata()?;
+    // SAFETY: getuid cannot fail.
+    let ours = meta.uid() == unsafe { libc::getuid() };
+    if ours && meta.is_file() && meta.mode() & 0o077 != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o700))?;
+    }
+    Ok(file)
 }
 
 /// Milliseconds with microsecond precision (no float noise in the log).

@@ -40,8 +40,8 @@ pub const SUBMIT_WINDOW: Duration = Duration::from_millis(300);
 /// Herdr's timer firing late on a loaded server and the receiving program reading the Enter
 /// before the next paste. Against real Herdr 0.8.0 and 0.8.2 servers on a loaded machine the
 /// Enter came at most 16 ms (0.8.0) and 65 ms (0.8.2) after the time recorded for it
-/// (BENCHMARKS.md, section (t)).
-pub const MARGIN: Duration = Duration::from_millis(100);
+/// (BENCHMARKS.md, section (t)); 150 ms leaves more than twice the worst seen.
+pub const MARGIN: Duration = Duration::from_millis(150);
 
 /// How often a waiting delivery retries the lock.
 const POLL: Duration = Duration::from_millis(3);

@@ -598,6 +598,18 @@ fn the_log_is_private_and_never_follows_a_symlink() {
     let mode = std::fs::metadata(&log).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "created private under umask 022");
 
+    // A log an older version left readable by others (0644) is closed to them on the next line.
+    let old_log = w.dir.join("old.log");
+    std::fs::write(&old_log, "").unwrap();
+    std::fs::set_permissions(&old_log, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::env::set_var("HERDR_LINK_LOG", &old_log);
+    let r = a.tool(s, "herdr_link_peers", json!({}));
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(lines(&old_log, 1).len(), 1);
+    let mode = std::fs::metadata(&old_log).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "an existing 0644 log is tightened to 0600");
+    log_to(&w, "private.log");
+
     // A symlink at the path: the line is dropped, the target untouched, the call unaffected.
     let target = w.dir.join("elsewhere.txt");
     std::fs::write(&target, "untouched\n").unwrap();

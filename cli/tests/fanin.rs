@@ -482,3 +482,38 @@ fn different_receivers_never_wait_for_each_other() {
     );
     assert_eq!(w.prompts().len(), 4);
 }
+
+/// Herdr types a message at once and presses its Enter 300 ms later; a pane closed inside that
+/// window loses the message (in real Herdr too). So a close right after a send waits for the
+/// send's submission: the message arrives whole, then the agent is closed.
+#[test]
+fn a_close_right_after_a_send_waits_for_its_submission() {
+    let _g = serial();
+    let w = world();
+    let a = abi();
+    let r = a.tool(
+        "closer",
+        "herdr_link_send",
+        json!({"to": "wa", "message": "last words"}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    let r = a.tool("closer", "herdr_link_close", json!({"agent": "wa"}));
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["result"]["status"], "closed", "{r}");
+    let subs = w.prompts();
+    assert_eq!(
+        subs.len(),
+        1,
+        "the message was submitted before the close: {subs:?}"
+    );
+    assert_eq!(subs[0]["name"], "wa");
+    assert_eq!(subs[0]["parts"], 1);
+    let e = extract_envelope(subs[0]["text"].as_str().unwrap()).expect("an envelope");
+    assert_eq!(e.message, "last words");
+    let closes = w
+        .argv_log()
+        .iter()
+        .filter(|argv| argv.len() >= 2 && argv[0] == "pane" && argv[1] == "close")
+        .count();
+    assert_eq!(closes, 1, "the pane was closed once");
+}

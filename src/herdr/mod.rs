@@ -199,9 +199,9 @@ impl Herdr {
         )
     }
 
-    /// `pane close <pane>`.
-    pub fn pane_close(&self, pane: &str) -> Result<Value, CliFailure> {
-        self.run(&["pane", "close", pane], self.timeout)
+    /// `pane close <pane>` under `limit` (close: what is left after waiting for the delivery turn).
+    pub fn pane_close(&self, pane: &str, limit: Duration) -> Result<Value, CliFailure> {
+        self.run(&["pane", "close", pane], limit)
     }
 
     /// `tab create --workspace <ws> --cwd <cwd> [--label <label>] --no-focus`.

@@ -57,19 +57,24 @@ pub fn send(herdr: &Herdr, pane: &str, to: &str, message: &str) -> Result<Value,
     Ok(json!({"status": "sent", "id": envelope.id, "to": target.name}))
 }
 
+/// The delivery-turn key of `target`: its Herdr socket and resolved pane (the name when Herdr
+/// reported no pane). Close uses the same key, so it waits for a delivery still being submitted.
+pub(crate) fn turn_key(target: &TargetContext) -> u64 {
+    let receiver = if target.pane_id.is_empty() {
+        format!("name:{}", target.name)
+    } else {
+        target.pane_id.clone()
+    };
+    turn::receiver_key(&env::socket_path(), &receiver)
+}
+
 /// Types `wrapper` into the receiver's pane in its delivery turn. The wait for the turn and the
 /// prompt share the call's time limit; no turn in time is `SEND_FAILED` with nothing typed.
 fn deliver(herdr: &Herdr, target: &TargetContext, wrapper: &str) -> Result<(), LinkError> {
     let limit = herdr.timeout();
     let started = Instant::now();
     let reserve = PROMPT_RESERVE.min(limit / 2);
-    let receiver = if target.pane_id.is_empty() {
-        format!("name:{}", target.name)
-    } else {
-        target.pane_id.clone()
-    };
-    let key = turn::receiver_key(&env::socket_path(), &receiver);
-    let turn = match turn::take(key, started + (limit - reserve)) {
+    let turn = match turn::take(turn_key(target), started + (limit - reserve)) {
         Ok(t) => t,
         Err(busy) => {
             herdr.record_turn(TurnTrace {
