@@ -597,6 +597,10 @@ impl Parser<'_> {
         let has_brace = words.iter().any(|w| w.f & (BRACE | ASSIGN) == BRACE);
         let mut bare = false;
         let mut judged_rest = false;
+        // `Some(p)`: the policy run over `words[p..]` as Herdr's arguments can
+        // reach nothing that an earlier run did not (see below), so it is
+        // skipped; keeps a long run of unknown words linear.
+        let mut covered: Option<usize> = None;
         let mut i = 0;
         while let Some(&w) = words.get(i) {
             if has_brace && w.f & ASSIGN == 0 && !is_reserved(w) {
@@ -850,7 +854,15 @@ impl Parser<'_> {
             }
             let base = basename(w.b);
             if pat_match(base, b"herdr", false) {
-                self.herdr(rest, true)?;
+                if covered != Some(i + 1) {
+                    self.herdr(rest, true)?;
+                }
+                // The run over `rest` began with a word that may vanish, so its
+                // possibilities include every one of the run over `rest[1..]`
+                // (the policy is monotone in its state set): that run is covered.
+                covered = rest.first().filter(|r| r.split()).map(|_| i + 2);
+            } else {
+                covered = None;
             }
             if SHELLS.iter().any(|s| pat_match(base, s, false)) {
                 bare |= self.shell(base, rest)?;
