@@ -190,9 +190,14 @@ fn one_line_per_operation_with_every_field() {
         "{turn}"
     );
     assert!(turn["wait_ms"].as_f64().unwrap() < 250.0, "{turn}");
-    for line in [&got[0], &got[1], &got[2], &got[4]] {
-        assert!(line["turn"].is_null(), "only a send has a turn: {line}");
+    for line in [&got[0], &got[1], &got[2]] {
+        assert!(
+            line["turn"].is_null(),
+            "only a send or a close has a turn: {line}"
+        );
     }
+    // Close takes the target's turn too (it waits for a delivery still being submitted).
+    assert_eq!(got[4]["turn"]["got"], json!(true), "{}", got[4]);
 
     // Close: raw pane ids are allowed in the log (and only there).
     assert_eq!(got[4]["tool"], "herdr_link_close");
