@@ -446,10 +446,14 @@ impl World {
                 .collect();
             entries.sort();
             for p in entries {
-                if p.is_dir() {
+                let rel = p.strip_prefix(base).unwrap().to_path_buf();
+                if fs::symlink_metadata(&p).unwrap().is_symlink() {
+                    // The `herdr` shim: a link to the binary; compare where it points.
+                    let to = fs::read_link(&p).unwrap();
+                    out.push((rel, format!("-> {}", to.display())));
+                } else if p.is_dir() {
                     walk(base, &p, out);
                 } else {
-                    let rel = p.strip_prefix(base).unwrap().to_path_buf();
                     out.push((rel, fs::read_to_string(&p).unwrap()));
                 }
             }
