@@ -728,7 +728,7 @@ fn herdr_bin_path_snippet_is_one_line_everywhere_and_does_what_it_says() {
 /// first, once; outside Herdr it changes nothing.
 #[test]
 fn shim_path_line_in_the_docs_does_what_it_says() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
     let text = fs::read_to_string(root.join("docs/setup.md")).unwrap();
     let line = text
         .lines()

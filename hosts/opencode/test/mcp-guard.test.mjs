@@ -16,7 +16,7 @@ import { guardActive } from "./direct.mjs"
 
 const BIN = process.env.HERDR_LINK_BIN ? resolve(process.env.HERDR_LINK_BIN) : ""
 if (!BIN || !existsSync(BIN)) throw new Error(`HERDR_LINK_BIN=${BIN}: the herdr-link binary is required (see run-tests.sh)`)
-const PLUGIN_SOURCE = join(ROOT, "..", "..", "src", "bin", "herdr-link", "setup", "opencode-guard.js")
+const PLUGIN_SOURCE = join(ROOT, "..", "..", "cli", "src", "setup", "opencode-guard.js")
 const WAIT = "herdr agent wait worker"
 const SHIM_DIR = "/home/u/.local/share/herdr-link/shim"
 const PROMPT_WAIT = "herdr agent prompt worker hi --wait"
