@@ -23,9 +23,11 @@ esac
 
 play="$(mktemp -d "${TMPDIR:-/tmp}/herdr-link-playground.XXXXXX")"
 trap 'rm -rf "$play"' EXIT
-mkdir -p "$play/bin" "$play/project"
+mkdir -p "$play/bin" "$play/project" "$play/shim"
 ln -s "$target/herdr" "$play/bin/herdr"
 ln -s "$target/herdr-link" "$play/bin/herdr-link"
+# The herdr shim (docs/guard.md, "The exec boundary"), first on PATH as `herdr-link setup` puts it.
+ln -s "$target/herdr-link" "$play/shim/herdr"
 
 export HERDR_FAKE_STATE="$play/herdr-state.json"
 # You are "brain" (w1:p1). In the same workspace: "reviewer", "tester" and one agent nobody has
@@ -52,7 +54,7 @@ export HERDR_SOCKET_PATH="$play/herdr.sock"
 export HERDR_LINK_LIB="$target/$libname"
 export HERDR_LINK_LOG="$play/herdr-link.log"
 export PYTHONPATH="$repo/hosts/python/src${PYTHONPATH:+:$PYTHONPATH}"
-export PATH="$play/bin:$PATH"
+export PATH="$play/shim:$play/bin:$PATH"
 export HERDR_LINK_PLAYGROUND="$play"
 
 if [ "$#" -gt 0 ]; then
