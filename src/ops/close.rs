@@ -1,18 +1,12 @@
 //! `herdr_link_close`: close the pane of an explicitly named same-workspace agent.
 
-use std::time::{Duration, Instant};
-
 use serde_json::{json, Value};
 
 use crate::error::LinkError;
-use crate::herdr::{Herdr, TurnTrace};
+use crate::herdr::Herdr;
 use crate::identity::{same_workspace, self_workspace, target_context};
-use crate::ops::send::turn_key;
+use crate::ops::send::take_turn;
 use crate::protocol::is_valid_agent_name;
-use crate::turn;
-
-/// The part of the call's time limit kept for `pane close` itself (capped at half the limit).
-const CLOSE_RESERVE: Duration = Duration::from_secs(1);
 
 /// Closes `agent`'s live pane, after any delivery to it has been submitted (its delivery turn).
 /// The caller needs a workspace but no Agent Name; the pane id is read fresh from the target's
@@ -33,31 +27,12 @@ pub fn close(herdr: &Herdr, pane: &str, agent: &str) -> Result<Value, LinkError>
     // the text): closing the pane before it would lose a message that was reported `sent`. So
     // close takes the agent's delivery turn, which waits for that Enter, and holds it while the
     // pane closes so no delivery starts meanwhile. No turn in time: nothing is closed.
-    let started = Instant::now();
-    let limit = herdr.timeout();
-    let reserve = CLOSE_RESERVE.min(limit / 2);
-    let turn = match turn::take(turn_key(&target), started + (limit - reserve)) {
-        Ok(t) => t,
-        Err(busy) => {
-            herdr.record_turn(TurnTrace {
-                waited: busy.waited,
-                shared: busy.shared,
-                got: false,
-            });
-            return Err(LinkError::CloseFailed(format!(
-                "a delivery to {} was still pending when the time limit of {} ms ran out: {}; nothing was closed",
-                target.name,
-                limit.as_millis(),
-                busy.detail
-            )));
-        }
-    };
-    herdr.record_turn(TurnTrace {
-        waited: turn.waited(),
-        shared: turn.shared(),
-        got: true,
-    });
-    let left = limit.saturating_sub(started.elapsed()).max(reserve);
+    let (turn, left) = take_turn(herdr, &target).map_err(|why| {
+        LinkError::CloseFailed(format!(
+            "a delivery to {} was still pending {why}; nothing was closed",
+            target.name
+        ))
+    })?;
     let closed = herdr
         .pane_close(&target.pane_id, left)
         .map_err(|f| f.classify(LinkError::CloseFailed));

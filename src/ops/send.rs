@@ -13,10 +13,10 @@ use crate::limits::{encoded_len_upto, message_over_limit, MAX_ARG_STRLEN, MAX_ME
 use crate::protocol::{check_message, is_valid_agent_name, Envelope};
 use crate::turn;
 
-/// The part of the call's time limit kept for the `agent prompt` itself: a turn that would
-/// leave less is given up (with nothing typed) rather than risking a prompt cut off mid-way.
-/// Capped at half the limit, for short limits.
-const PROMPT_RESERVE: Duration = Duration::from_secs(1);
+/// The part of the call's time limit kept for the Herdr call made in the turn (`agent prompt`,
+/// close's `pane close`): a turn that would leave less is given up (nothing typed or closed)
+/// rather than risking that call cut off mid-way. Capped at half the limit, for short limits.
+const RESERVE: Duration = Duration::from_secs(1);
 
 /// Sends `message` to `to`: the input first (size limit, recipient name rule, blank or NUL
 /// message), so no Herdr call (not even the self-identity bootstrap's rename) happens for a send
@@ -68,34 +68,49 @@ pub(crate) fn turn_key(target: &TargetContext) -> u64 {
     turn::receiver_key(&env::socket_path(), &receiver)
 }
 
-/// Types `wrapper` into the receiver's pane in its delivery turn. The wait for the turn and the
-/// prompt share the call's time limit; no turn in time is `SEND_FAILED` with nothing typed.
-fn deliver(herdr: &Herdr, target: &TargetContext, wrapper: &str) -> Result<(), LinkError> {
+/// Takes `target`'s delivery turn within the call's time limit, less a reserve for the Herdr
+/// call that follows (capped at half the limit), and records in the operator log how it waited.
+/// Returns the turn and the time left for that call, or why no turn came (for the error detail).
+pub(crate) fn take_turn(
+    herdr: &Herdr,
+    target: &TargetContext,
+) -> Result<(turn::Turn, Duration), String> {
     let limit = herdr.timeout();
     let started = Instant::now();
-    let reserve = PROMPT_RESERVE.min(limit / 2);
-    let turn = match turn::take(turn_key(target), started + (limit - reserve)) {
-        Ok(t) => t,
+    let reserve = RESERVE.min(limit / 2);
+    match turn::take(turn_key(target), started + (limit - reserve)) {
+        Ok(t) => {
+            herdr.record_turn(TurnTrace {
+                waited: t.waited(),
+                shared: t.shared(),
+                got: true,
+            });
+            Ok((t, limit.saturating_sub(started.elapsed()).max(reserve)))
+        }
         Err(busy) => {
             herdr.record_turn(TurnTrace {
                 waited: busy.waited,
                 shared: busy.shared,
                 got: false,
             });
-            return Err(LinkError::SendFailed(format!(
-                "no delivery turn for {} within the time limit of {} ms: {}; nothing was sent",
-                target.name,
+            Err(format!(
+                "within the time limit of {} ms: {}",
                 limit.as_millis(),
                 busy.detail
-            )));
+            ))
         }
-    };
-    herdr.record_turn(TurnTrace {
-        waited: turn.waited(),
-        shared: turn.shared(),
-        got: true,
-    });
-    let left = limit.saturating_sub(started.elapsed()).max(reserve);
+    }
+}
+
+/// Types `wrapper` into the receiver's pane in its delivery turn. The wait for the turn and the
+/// prompt share the call's time limit; no turn in time is `SEND_FAILED` with nothing typed.
+fn deliver(herdr: &Herdr, target: &TargetContext, wrapper: &str) -> Result<(), LinkError> {
+    let (turn, left) = take_turn(herdr, target).map_err(|why| {
+        LinkError::SendFailed(format!(
+            "no delivery turn for {} {why}; nothing was sent",
+            target.name
+        ))
+    })?;
     let result = herdr.agent_prompt(&target.name, wrapper, left);
     // Herdr typed the text (or may have, when the call broke off): its Enter is now pending.
     if matches!(result, Ok(_) | Err(CliFailure::Transport(_))) {
