@@ -1,112 +1,189 @@
-//! The Link error model (PROTOCOL §7): ten codes, each with a fixed agent-facing reason and an
-//! internal detail that only the operator log ever sees.
+//! The Link error model (PROTOCOL §7) and the one table of every code a response can carry.
+//!
+//! Each Link code is written once, in [`link_errors!`]'s table below, with the fixed
+//! model-facing text(s) that follow it: one `Variant: "text"` row per text. The table makes the
+//! [`LinkError`] variants, [`LINK_CODES`], [`REASONS`] and the code, reason and detail of every
+//! error; the C ABI, the MCP server and the hosts take their codes from here (the Python package
+//! from a block generated from [`REASONS`], checked by `tests/error_table.rs`). A code whose
+//! protocol needs a distinct cause gets one more row under it: a new variant with its own fixed
+//! text and the same code, e.g.
+//!
+//! ```text
+//! "SEND_FAILED" {
+//!     /// Both ends resolved, but Herdr refused the prompt.
+//!     SendFailed: "Herdr did not accept message delivery",
+//!     /// (a distinct cause with a text of its own)
+//!     SendTurnMissed: "…",
+//! }
+//! ```
+//!
+//! The first row of a code is its general text (the one PROTOCOL §7's table gives).
+//!
+//! The internal detail of an error (raw CLI codes and messages, ids) goes to the operator log
+//! only: `Display` prints `CODE: text` and nothing else, so even a stray `format!("{e}")` on a
+//! model-facing path shows no detail. `Debug` shows it, for tests and panics.
 
-/// One Link failure. The variant is the Link code; the string is the internal detail (raw CLI
-/// codes, messages and ids may appear there, so it never reaches the model).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum LinkError {
-    /// Herdr is unavailable: environment missing, binary gone, transport failure, bad JSON, timeout.
-    #[error("NOT_IN_HERDR: {0}")]
-    NotInHerdr(String),
-    /// Link tried to give the calling agent a stable Agent Name and failed.
-    #[error("SELF_UNNAMED: {0}")]
-    SelfUnnamed(String),
-    /// The target is not a live named peer in the caller's workspace (one answer for every cause).
-    #[error("PEER_NOT_FOUND: {0}")]
-    PeerNotFound(String),
-    /// Both ends resolved, but Herdr refused the prompt.
-    #[error("SEND_FAILED: {0}")]
-    SendFailed(String),
-    /// The target's pane resolved, but Herdr refused to close it.
-    #[error("CLOSE_FAILED: {0}")]
-    CloseFailed(String),
-    /// Configured start: `.agents/agent_config.json` does not exist.
-    #[error("START_CONFIG_NOT_FOUND: {0}")]
-    StartConfigNotFound(String),
-    /// Configured start: no such entry under `agents`.
-    #[error("START_AGENT_NOT_FOUND: {0}")]
-    StartAgentNotFound(String),
-    /// Configured start: the file is not valid JSON or breaks the schema.
-    #[error("START_CONFIG_INVALID: {0}")]
-    StartConfigInvalid(String),
-    /// Start input is missing, mistyped or mixes modes.
-    #[error("START_INPUT_INVALID: {0}")]
-    StartInputInvalid(String),
-    /// Herdr refused or failed the agent start.
-    #[error("START_FAILED: {0}")]
-    StartFailed(String),
+use serde_json::{json, Value};
+
+/// One fixed model-facing text: the code it follows and the text itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reason {
+    /// The code (`NOT_IN_HERDR`, ...).
+    pub code: &'static str,
+    /// The text after `CODE: `.
+    pub text: &'static str,
 }
 
-/// Every Link code, in PROTOCOL §7 order.
-pub const LINK_CODES: [&str; 10] = [
-    "NOT_IN_HERDR",
-    "SELF_UNNAMED",
-    "PEER_NOT_FOUND",
-    "SEND_FAILED",
-    "CLOSE_FAILED",
-    "START_CONFIG_NOT_FOUND",
-    "START_AGENT_NOT_FOUND",
-    "START_CONFIG_INVALID",
-    "START_INPUT_INVALID",
-    "START_FAILED",
-];
+impl Reason {
+    /// The whole model-facing text: `CODE: text`.
+    pub fn message(&self) -> String {
+        message(self.code, self.text)
+    }
+}
+
+/// Builds the error table: the [`LinkError`] enum (one variant per fixed text), [`LINK_CODES`],
+/// [`REASONS`] and the methods that read them. Nothing else writes a Link code.
+macro_rules! link_errors {
+    ($(
+        $code:literal {
+            $( $(#[$doc:meta])* $variant:ident: $text:literal, )+
+        }
+    )+) => {
+        /// One Link failure. The variant is one row of the error table (a Link code and the fixed
+        /// reason the model sees); the string is the internal detail (raw CLI codes, messages and
+        /// ids may appear there, so it never reaches the model: not even through `Display`).
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum LinkError {
+            $( $( $(#[$doc])* $variant(String), )+ )+
+        }
+
+        /// Every Link code, in PROTOCOL §7 order.
+        pub const LINK_CODES: &[&str] = &[$($code),+];
+
+        /// Every fixed text of every Link code, in table order (a code's general text first).
+        pub const REASONS: &[Reason] = &[$( $( Reason { code: $code, text: $text }, )+ )+];
+
+        impl LinkError {
+            /// The row of the table this error is.
+            pub fn row(&self) -> Reason {
+                match self {
+                    $( $( LinkError::$variant(_) => Reason { code: $code, text: $text }, )+ )+
+                }
+            }
+
+            /// The internal detail, for the operator log only.
+            pub fn detail(&self) -> &str {
+                match self {
+                    $( $( LinkError::$variant(d) => d, )+ )+
+                }
+            }
+        }
+
+        /// One error of every row of the table, with `detail`, in table order.
+        #[cfg(test)]
+        fn every_row(detail: &str) -> Vec<LinkError> {
+            vec![$( $( LinkError::$variant(detail.to_string()), )+ )+]
+        }
+    };
+}
+
+link_errors! {
+    "NOT_IN_HERDR" {
+        /// Herdr is unavailable: environment missing, binary gone, transport failure, bad JSON,
+        /// timeout.
+        NotInHerdr: "Herdr environment is unavailable",
+    }
+    "SELF_UNNAMED" {
+        /// Link tried to give the calling agent a stable Agent Name and failed.
+        SelfUnnamed: "Herdr Link could not establish a stable Agent Name",
+    }
+    "PEER_NOT_FOUND" {
+        /// The target is not a live named peer in the caller's workspace (one answer for every
+        /// cause).
+        PeerNotFound: "target agent is not a live peer",
+    }
+    "SEND_FAILED" {
+        /// Both ends resolved, but Herdr refused the prompt.
+        SendFailed: "Herdr did not accept message delivery",
+    }
+    "CLOSE_FAILED" {
+        /// The target's pane resolved, but Herdr refused to close it.
+        CloseFailed: "Herdr pane close failed",
+    }
+    "START_CONFIG_NOT_FOUND" {
+        /// Configured start: `.agents/agent_config.json` does not exist.
+        StartConfigNotFound: "configured Agent start configuration was not found",
+    }
+    "START_AGENT_NOT_FOUND" {
+        /// Configured start: no such entry under `agents`.
+        StartAgentNotFound: "configured Agent start entry was not found",
+    }
+    "START_CONFIG_INVALID" {
+        /// Configured start: the file is not valid JSON or breaks the schema.
+        StartConfigInvalid: "configured Agent start configuration is invalid",
+    }
+    "START_INPUT_INVALID" {
+        /// Start input is missing, mistyped or mixes modes.
+        StartInputInvalid: "Agent start input is invalid",
+    }
+    "START_FAILED" {
+        /// Herdr refused or failed the agent start.
+        StartFailed: "Herdr did not accept Agent start",
+    }
+}
+
+/// The code of a malformed request: a host bug, not a Link code. Its text is not fixed: it
+/// says what is wrong with the request (never an id).
+pub const INVALID_REQUEST: &str = "INVALID_REQUEST";
+
+/// A failure inside the library itself (never expected), with its fixed text.
+pub const INTERNAL_ERROR: Reason = Reason {
+    code: "INTERNAL_ERROR",
+    text: "herdr-link hit an internal error",
+};
+
+/// The model-facing text of a failure: `CODE: text`. Every such text is built here.
+pub fn message(code: &str, text: &str) -> String {
+    format!("{code}: {text}")
+}
+
+/// The `{"code","message"}` error object every failed response carries (the C ABI's tool calls
+/// and presentation, the MCP server's errors go through the same text). Built only here.
+pub fn document(code: &str, text: &str) -> Value {
+    json!({"code": code, "message": message(code, text)})
+}
 
 impl LinkError {
     /// The stable Link code.
     pub fn code(&self) -> &'static str {
-        match self {
-            LinkError::NotInHerdr(_) => "NOT_IN_HERDR",
-            LinkError::SelfUnnamed(_) => "SELF_UNNAMED",
-            LinkError::PeerNotFound(_) => "PEER_NOT_FOUND",
-            LinkError::SendFailed(_) => "SEND_FAILED",
-            LinkError::CloseFailed(_) => "CLOSE_FAILED",
-            LinkError::StartConfigNotFound(_) => "START_CONFIG_NOT_FOUND",
-            LinkError::StartAgentNotFound(_) => "START_AGENT_NOT_FOUND",
-            LinkError::StartConfigInvalid(_) => "START_CONFIG_INVALID",
-            LinkError::StartInputInvalid(_) => "START_INPUT_INVALID",
-            LinkError::StartFailed(_) => "START_FAILED",
-        }
+        self.row().code
     }
 
     /// The fixed reason the model sees after the code.
     pub fn reason(&self) -> &'static str {
-        match self {
-            LinkError::NotInHerdr(_) => "Herdr environment is unavailable",
-            LinkError::SelfUnnamed(_) => "Herdr Link could not establish a stable Agent Name",
-            LinkError::PeerNotFound(_) => "target agent is not a live peer",
-            LinkError::SendFailed(_) => "Herdr did not accept message delivery",
-            LinkError::CloseFailed(_) => "Herdr pane close failed",
-            LinkError::StartConfigNotFound(_) => {
-                "configured Agent start configuration was not found"
-            }
-            LinkError::StartAgentNotFound(_) => "configured Agent start entry was not found",
-            LinkError::StartConfigInvalid(_) => "configured Agent start configuration is invalid",
-            LinkError::StartInputInvalid(_) => "Agent start input is invalid",
-            LinkError::StartFailed(_) => "Herdr did not accept Agent start",
-        }
-    }
-
-    /// The internal detail, for the operator log only.
-    pub fn detail(&self) -> &str {
-        match self {
-            LinkError::NotInHerdr(d)
-            | LinkError::SelfUnnamed(d)
-            | LinkError::PeerNotFound(d)
-            | LinkError::SendFailed(d)
-            | LinkError::CloseFailed(d)
-            | LinkError::StartConfigNotFound(d)
-            | LinkError::StartAgentNotFound(d)
-            | LinkError::StartConfigInvalid(d)
-            | LinkError::StartInputInvalid(d)
-            | LinkError::StartFailed(d) => d,
-        }
+        self.row().text
     }
 
     /// The whole agent-facing text: `CODE: fixed reason`. Never contains the detail.
     pub fn agent_text(&self) -> String {
-        format!("{}: {}", self.code(), self.reason())
+        self.row().message()
+    }
+
+    /// The `{"code","message"}` error object of this error (no detail).
+    pub fn document(&self) -> Value {
+        document(self.code(), self.reason())
     }
 }
+
+/// `CODE: fixed reason`, exactly [`LinkError::agent_text`]: never the internal detail.
+impl std::fmt::Display for LinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let row = self.row();
+        write!(f, "{}: {}", row.code, row.text)
+    }
+}
+
+impl std::error::Error for LinkError {}
 
 /// The operation a tool call runs; it decides the fallback code for failures nothing classified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,7 +231,7 @@ mod tests {
             e.agent_text(),
             "SELF_UNNAMED: Herdr Link could not establish a stable Agent Name"
         );
-        assert!(e.to_string().contains("w1:p2"));
+        assert_eq!(e.detail(), "rename of w1:p2 failed: pane_not_found");
         assert_eq!(
             Operation::Close.fallback("TypeError".into()).agent_text(),
             "CLOSE_FAILED: Herdr pane close failed"
@@ -166,24 +243,65 @@ mod tests {
     }
 
     #[test]
+    fn display_is_the_agent_text_and_never_the_detail() {
+        for e in every_row("w1:p2 rename failed: pane_not_found") {
+            // Every way a stray formatting could take it.
+            let shown = [
+                format!("{e}"),
+                e.to_string(),
+                format!("{e:>80}"),
+                format!("failed: {}", &e as &dyn std::error::Error),
+                serde_json::to_string(&e.document()).unwrap(),
+            ];
+            for s in &shown {
+                assert!(!s.contains("w1:p2"), "detail shown: {s}");
+                assert!(!s.contains("pane_not_found"), "detail shown: {s}");
+                assert!(s.contains(&e.agent_text()), "{s}");
+            }
+            assert_eq!(e.to_string(), e.agent_text());
+            // Debug (tests, panics) still tells the operator everything.
+            assert!(format!("{e:?}").contains("w1:p2"));
+        }
+    }
+
+    #[test]
     fn codes_are_the_closed_set() {
-        let all = [
-            LinkError::NotInHerdr(String::new()),
-            LinkError::SelfUnnamed(String::new()),
-            LinkError::PeerNotFound(String::new()),
-            LinkError::SendFailed(String::new()),
-            LinkError::CloseFailed(String::new()),
-            LinkError::StartConfigNotFound(String::new()),
-            LinkError::StartAgentNotFound(String::new()),
-            LinkError::StartConfigInvalid(String::new()),
-            LinkError::StartInputInvalid(String::new()),
-            LinkError::StartFailed(String::new()),
-        ];
-        let codes: Vec<_> = all.iter().map(LinkError::code).collect();
+        let all = every_row("");
+        assert_eq!(all.len(), REASONS.len());
+        let mut codes: Vec<_> = all.iter().map(LinkError::code).collect();
+        codes.dedup();
         assert_eq!(codes, LINK_CODES);
+        assert_eq!(LINK_CODES.len(), 10);
         for e in &all {
             assert!(e.agent_text().starts_with(&format!("{}: ", e.code())));
             assert!(!e.reason().is_empty());
+            assert!(REASONS.contains(&e.row()));
         }
+        // Every text belongs to a code of the set, a code's rows stand together, and no text is
+        // written twice.
+        for (i, r) in REASONS.iter().enumerate() {
+            assert!(LINK_CODES.contains(&r.code), "{r:?}");
+            assert!(
+                !REASONS[i + 1..].iter().any(|o| o.text == r.text),
+                "{r:?} twice"
+            );
+            if i > 0 && REASONS[i - 1].code != r.code {
+                assert!(!REASONS[..i].iter().any(|o| o.code == r.code), "{r:?}");
+            }
+        }
+        assert!(!LINK_CODES.contains(&INVALID_REQUEST));
+        assert!(!LINK_CODES.contains(&INTERNAL_ERROR.code));
+    }
+
+    #[test]
+    fn the_error_document_is_code_and_message() {
+        assert_eq!(
+            LinkError::PeerNotFound("ghost".into()).document(),
+            json!({"code": "PEER_NOT_FOUND", "message": "PEER_NOT_FOUND: target agent is not a live peer"})
+        );
+        assert_eq!(
+            document(INVALID_REQUEST, "`tool` must be a string"),
+            json!({"code": "INVALID_REQUEST", "message": "INVALID_REQUEST: `tool` must be a string"})
+        );
     }
 }

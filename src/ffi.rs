@@ -5,8 +5,9 @@
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use crate::error::{INTERNAL_ERROR, INVALID_REQUEST};
 use crate::guard::SendForm;
 use crate::presentation::Style;
 use crate::{guard, identity, session, tools};
@@ -38,19 +39,10 @@ fn give(v: &Value) -> *mut c_char {
         .into_raw()
 }
 
-fn failure(code: &str, message: String) -> Value {
-    json!({
-        "ok": false,
-        "error": {"code": code, "message": format!("{code}: {message}")},
-        "active": false,
-        "tools_changed": false,
-    })
-}
-
 fn internal_error() -> *mut c_char {
-    give(&failure(
-        "INTERNAL_ERROR",
-        "herdr-link hit an internal error".into(),
+    give(&tools::failure_json(
+        INTERNAL_ERROR.code,
+        INTERNAL_ERROR.text,
     ))
 }
 
@@ -120,7 +112,7 @@ pub unsafe extern "C" fn hl_tool_call(request_json: *const c_char) -> *mut c_cha
         // SAFETY: forwarded from the caller's contract.
         match unsafe { text(request_json, "request") } {
             Ok(request) => give(&tools::call_json(request)),
-            Err(m) => give(&failure("INVALID_REQUEST", m)),
+            Err(m) => give(&tools::failure_json(INVALID_REQUEST, &m)),
         }
     })
 }
@@ -241,11 +233,7 @@ pub unsafe extern "C" fn hl_presentation(request_json: *const c_char) -> *mut c_
         // SAFETY: forwarded from the caller's contract.
         match unsafe { text(request_json, "request") } {
             Ok(request) => give(&tools::presentation_json(request)),
-            Err(m) => give(&json!({
-                "tools": [],
-                "contract": null,
-                "error": {"code": "INVALID_REQUEST", "message": format!("INVALID_REQUEST: {m}")},
-            })),
+            Err(m) => give(&tools::presentation_refused(&m)),
         }
     })
 }

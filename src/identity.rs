@@ -334,19 +334,13 @@ pub fn bootstrap_in_background(session: &str) -> Option<std::thread::JoinHandle<
             drop(entry); // settled: a later session start may run a fresh one
             let Ok((result, calls)) = run else { return };
             let (code, detail) = match &result {
-                Ok(_) => ("ok", String::new()),
-                Err(e) => (e.code(), e.detail().to_string()),
+                Ok(_) => (crate::oplog::OK, ""),
+                Err(e) => (e.code(), e.detail()),
             };
-            crate::oplog::record(&crate::oplog::Entry {
-                session: &session,
-                tool: "bootstrap",
-                action: None,
-                calls: &calls,
-                code,
-                detail: &detail,
-                elapsed: started.elapsed(),
-                turn: None,
-            });
+            crate::oplog::Entry::new(&session, "bootstrap", code, detail)
+                .calls(&calls)
+                .since(started)
+                .record();
         })
         .ok()
 }

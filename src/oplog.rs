@@ -5,6 +5,10 @@
 //! excerpts): the file is created mode 0600 and never opened through a symlink. Lines are handed
 //! to one background writer through a bounded queue; when the queue is full (a slow or stuck
 //! disk) lines are dropped and counted rather than ever blocking or failing a tool call.
+//!
+//! Every line is an [`Entry`], built by [`Entry::new`] and its setters and nowhere else. The log
+//! is a leaf: it imports no other module of the library, and the records it holds (a Herdr call,
+//! a delivery turn) are defined here for the modules that make them.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -12,11 +16,9 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{LazyLock, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
-
-use crate::herdr::{CallTrace, TurnTrace};
 
 /// Lines waiting for the writer at most; beyond that new lines are dropped.
 pub const QUEUE_DEPTH: usize = 1024;
@@ -88,24 +90,121 @@ fn clip(arg: &str) -> String {
     }
 }
 
-/// One finished operation, as the log records it.
+/// One Herdr CLI invocation, as the log records it (the driver makes one per call).
+#[derive(Debug, Clone)]
+pub struct CallTrace {
+    /// The argv after the executable.
+    pub argv: Vec<String>,
+    /// `exit=N`, `signal=N`, `timeout`, `spawn-failed`, `args-too-long`, `too-large` or
+    /// `io-error`.
+    pub outcome: String,
+    /// Wall time of the call.
+    pub duration: Duration,
+}
+
+/// How a send (or close) waited for its receiver's delivery turn, as the log records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnTrace {
+    /// How long it waited (for the lock and for the receiver's pending Enter).
+    pub waited: Duration,
+    /// Whether the turn was shared with every process of the user (false: this process only).
+    pub shared: bool,
+    /// Whether it got its turn.
+    pub got: bool,
+}
+
+/// The `code` of a line whose operation succeeded.
+pub const OK: &str = "ok";
+
+/// One line of the log: a finished operation, or a note that is not one ([`note`]). Made only
+/// by [`Entry::new`] and the setters, written by [`Entry::record`] or [`Entry::record_now`].
+#[derive(Debug, Clone)]
 pub struct Entry<'a> {
-    /// Host session key.
-    pub session: &'a str,
-    /// Canonical tool name.
-    pub tool: &'a str,
-    /// Gateway action, if any.
-    pub action: Option<&'a str>,
-    /// Herdr calls made, in order.
-    pub calls: &'a [CallTrace],
-    /// `ok`, a Link code, or `INVALID_REQUEST`.
-    pub code: &'a str,
-    /// Internal detail (may contain ids and raw CLI text).
-    pub detail: &'a str,
-    /// Wall time of the whole operation.
-    pub elapsed: Duration,
-    /// How a send waited for its delivery turn (`None` for everything else).
-    pub turn: Option<&'a TurnTrace>,
+    session: &'a str,
+    tool: &'a str,
+    action: Option<&'a str>,
+    calls: &'a [CallTrace],
+    code: &'a str,
+    detail: &'a str,
+    elapsed: Duration,
+    turn: Option<&'a TurnTrace>,
+}
+
+impl<'a> Entry<'a> {
+    /// A line of `session` (the host session key; empty for a note) about `tool` (the canonical
+    /// tool name, or the source of a note), with its `code` ([`OK`], a Link code,
+    /// `INVALID_REQUEST`, or the note's own code) and internal `detail` (may hold ids and raw
+    /// CLI text); no action, no Herdr calls, no wall time and no delivery turn until set.
+    pub fn new(session: &'a str, tool: &'a str, code: &'a str, detail: &'a str) -> Self {
+        Entry {
+            session,
+            tool,
+            action: None,
+            calls: &[],
+            code,
+            detail,
+            elapsed: Duration::ZERO,
+            turn: None,
+        }
+    }
+
+    /// The gateway action (or what a `guard` line was about).
+    pub fn action(mut self, action: Option<&'a str>) -> Self {
+        self.action = action;
+        self
+    }
+
+    /// The Herdr calls made, in order.
+    pub fn calls(mut self, calls: &'a [CallTrace]) -> Self {
+        self.calls = calls;
+        self
+    }
+
+    /// How the operation waited for a delivery turn (send and close only).
+    pub fn turn(mut self, turn: Option<&'a TurnTrace>) -> Self {
+        self.turn = turn;
+        self
+    }
+
+    /// The wall time of the whole operation: from `started` until now.
+    pub fn since(mut self, started: Instant) -> Self {
+        self.elapsed = started.elapsed();
+        self
+    }
+
+    /// Appends this line to the log named by `HERDR_LINK_LOG`, if set, through the background
+    /// writer. Never blocks, never fails.
+    pub fn record(&self) {
+        let Some(path) = log_path() else {
+            return;
+        };
+        let line = line(self);
+        let Some(tx) = sender() else {
+            DROPPED.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        match tx.try_send((path.to_string_lossy().into_owned(), line)) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                DROPPED.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Like [`Entry::record`], but appends in the calling thread before returning (one
+    /// `O_APPEND` write), for short-lived processes such as the `herdr-link guard` hook that
+    /// exit right after. Never fails: a line that cannot be written is dropped.
+    pub fn record_now(&self) {
+        let Some(path) = log_path() else {
+            return;
+        };
+        let line = line(self);
+        if let Ok(mut f) = open_log(std::path::Path::new(&path)) {
+            let _ = f.write_all(line.as_bytes());
+        } else {
+            DROPPED.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 fn log_path() -> Option<std::ffi::OsString> {
@@ -147,51 +246,9 @@ fn line(entry: &Entry<'_>) -> String {
         + "\n"
 }
 
-/// Appends `entry` to the log named by `HERDR_LINK_LOG`, if set. Never blocks, never fails.
-pub fn record(entry: &Entry<'_>) {
-    let Some(path) = log_path() else {
-        return;
-    };
-    let line = line(entry);
-    let Some(tx) = sender() else {
-        DROPPED.fetch_add(1, Ordering::Relaxed);
-        return;
-    };
-    match tx.try_send((path.to_string_lossy().into_owned(), line)) {
-        Ok(()) => {}
-        Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-            DROPPED.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-}
-
 /// Appends a line that is not an operation — an invalid `HERDR_LINK_*` setting, the MCP server's
 /// start-up hint — in the same shape: `tool` names its source (`settings`, `mcp`), `code` what
 /// it is, `detail` the text; `session` is empty and `calls` is empty.
 pub fn note(source: &str, code: &str, detail: &str) {
-    record(&Entry {
-        session: "",
-        tool: source,
-        action: None,
-        calls: &[],
-        code,
-        detail,
-        elapsed: Duration::ZERO,
-        turn: None,
-    });
-}
-
-/// Like [`record`], but appends in the calling thread before returning (one `O_APPEND` write),
-/// for short-lived processes such as the `herdr-link guard` hook that exit right after.
-/// Never fails: a line that cannot be written is dropped.
-pub fn record_now(entry: &Entry<'_>) {
-    let Some(path) = log_path() else {
-        return;
-    };
-    let line = line(entry);
-    if let Ok(mut f) = open_log(std::path::Path::new(&path)) {
-        let _ = f.write_all(line.as_bytes());
-    } else {
-        DROPPED.fetch_add(1, Ordering::Relaxed);
-    }
+    Entry::new("", source, code, detail).record();
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use crate::env;
-use crate::error::{LinkError, Operation};
+use crate::error::{self, LinkError, Operation};
 use crate::herdr::Herdr;
 use crate::limits;
 use crate::oplog;
@@ -21,14 +21,18 @@ use crate::request;
 use crate::session;
 
 /// Why a call did not produce a result.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallError {
     /// A Link failure (one of the ten codes).
-    #[error(transparent)]
-    Link(#[from] LinkError),
-    /// The host sent something malformed; not a Link code.
-    #[error("INVALID_REQUEST: {0}")]
+    Link(LinkError),
+    /// The host sent something malformed; not a Link code. The text says what is wrong.
     InvalidRequest(String),
+}
+
+impl From<LinkError> for CallError {
+    fn from(e: LinkError) -> Self {
+        CallError::Link(e)
+    }
 }
 
 impl CallError {
@@ -36,19 +40,46 @@ impl CallError {
     pub fn code(&self) -> &'static str {
         match self {
             CallError::Link(e) => e.code(),
-            CallError::InvalidRequest(_) => "INVALID_REQUEST",
+            CallError::InvalidRequest(_) => error::INVALID_REQUEST,
         }
     }
 
-    /// The text a model (or host programmer) sees: `CODE: reason`. For Link errors the reason
-    /// is the fixed one; for INVALID_REQUEST it says what is wrong with the request.
-    pub fn message(&self) -> String {
+    /// The text after the code: for Link errors the fixed reason; for INVALID_REQUEST what is
+    /// wrong with the request.
+    fn text(&self) -> &str {
         match self {
-            CallError::Link(e) => e.agent_text(),
-            CallError::InvalidRequest(d) => format!("INVALID_REQUEST: {d}"),
+            CallError::Link(e) => e.reason(),
+            CallError::InvalidRequest(d) => d,
+        }
+    }
+
+    /// The text a model (or host programmer) sees: `CODE: text`.
+    pub fn message(&self) -> String {
+        error::message(self.code(), self.text())
+    }
+
+    /// The `{"code","message"}` error object of the response.
+    pub fn document(&self) -> Value {
+        error::document(self.code(), self.text())
+    }
+
+    /// What the operator log records: the code and the internal detail.
+    fn logged(&self) -> (&'static str, &str) {
+        match self {
+            CallError::Link(e) => (e.code(), e.detail()),
+            CallError::InvalidRequest(d) => (error::INVALID_REQUEST, d),
         }
     }
 }
+
+/// [`CallError::message`]: never a Link error's internal detail.
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+impl std::error::Error for CallError {}
 
 /// The result of one call plus the session's activation state after it.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,18 +104,24 @@ impl Outcome {
             Ok(v) => {
                 json!({"ok": true, "result": v, "active": self.active, "tools_changed": self.tools_changed})
             }
-            Err(e) => json!({
-                "ok": false,
-                "error": {"code": e.code(), "message": e.message()},
-                "active": self.active,
-                "tools_changed": self.tools_changed,
-            }),
+            Err(e) => failure(e.document(), self.active, self.tools_changed),
         };
         if let Some(c) = &self.contract {
             doc["contract"] = json!(c);
         }
         doc
     }
+}
+
+/// A failed call's response document around its `{"code","message"}` object.
+fn failure(error: Value, active: bool, tools_changed: bool) -> Value {
+    json!({"ok": false, "error": error, "active": active, "tools_changed": tools_changed})
+}
+
+/// The response to a call that failed before it reached any session (the C ABI's NULL or
+/// invalid UTF-8 request, an internal error): `code` and its `text`, dormant, nothing changed.
+pub fn failure_json(code: &str, text: &str) -> Value {
+    failure(error::document(code, text), false, false)
 }
 
 /// Whether a call's result carries the Contract: the call that moved the session from dormant
@@ -201,6 +238,8 @@ pub fn call(
 
 /// [`call`] for a host that presents Link in `style`: the gateway dispatches actions only where
 /// that style offers dispatch ([`Style::dispatches`]); in the deferred style it only activates.
+/// It starts no presence: who answers the exec-boundary guard is the serving process's choice
+/// ([`call_json`] for a process that loads the library; the MCP server for its host).
 pub fn call_in_style(
     style: Option<Style>,
     session: &str,
@@ -241,22 +280,6 @@ pub fn call_in_style(
         };
     };
     let tools_changed = session::activate(session);
-    if tools_changed {
-        // Answer the exec-boundary guard and the hooks of this process's children: a process
-        // with any active session counts (docs/guard.md, "The exec boundary").
-        if let Err(detail) = crate::presence::serve_self(session::any_active) {
-            oplog::record(&oplog::Entry {
-                session,
-                tool: "guard",
-                action: Some("presence"),
-                calls: &[],
-                code: "presence_failed",
-                detail: &detail,
-                elapsed: started.elapsed(),
-                turn: None,
-            });
-        }
-    }
     let herdr = Herdr::new(&herdr_env);
     let activation_call = matches!(route, Route::Activate);
     let result = match route {
@@ -289,25 +312,32 @@ fn log(
     session: &str,
     tool: &str,
     action: Option<&str>,
-    (calls, turn): (&[crate::herdr::CallTrace], Option<&crate::herdr::TurnTrace>),
+    (calls, turn): (&[oplog::CallTrace], Option<&oplog::TurnTrace>),
     result: Result<&Value, &CallError>,
     started: Instant,
 ) {
-    let (code, detail) = match result {
-        Ok(_) => ("ok", String::new()),
-        Err(CallError::Link(e)) => (e.code(), e.detail().to_string()),
-        Err(e @ CallError::InvalidRequest(d)) => (e.code(), d.clone()),
-    };
-    oplog::record(&oplog::Entry {
-        session,
-        tool,
-        action,
-        calls,
-        code,
-        detail: &detail,
-        elapsed: started.elapsed(),
-        turn,
-    });
+    let (code, detail) = result.map_or_else(CallError::logged, |_| (oplog::OK, ""));
+    oplog::Entry::new(session, tool, code, detail)
+        .action(action)
+        .calls(calls)
+        .turn(turn)
+        .since(started)
+        .record();
+}
+
+/// Starts this process's activation presence: a process that loads the library answers the
+/// exec-boundary guard (the `herdr` shim, the hooks of its children) for itself, active while
+/// any of its sessions is (docs/guard.md, "The exec boundary"). Started here, on the C ABI's
+/// path, and only here: the MCP server answers for its host instead (its own activation
+/// sharing), so it runs one presence socket, not two. A failure goes to the operator log.
+fn hold_presence(session: &str) {
+    let started = Instant::now();
+    if let Err(detail) = crate::presence::serve_self(session::any_active) {
+        oplog::Entry::new(session, "guard", "presence_failed", &detail)
+            .action(Some("presence"))
+            .since(started)
+            .record();
+    }
 }
 
 /// Runs an operation; an unexpected failure inside it (a panic) becomes the operation's fallback
@@ -401,12 +431,17 @@ static REQUEST_SHAPE: request::Shape = request::Shape {
 };
 
 /// The C ABI request `{"session","tool","input","context_dir","style"}` as text in, response JSON
-/// out.
-/// The text is bounded (PROTOCOL.md §8.1) and parsed without building unknown fields.
+/// out. The text is bounded (PROTOCOL.md §8.1) and parsed without building unknown fields. The
+/// call that activates a session starts this process's presence ([`hold_presence`]) before the
+/// answer is returned.
 pub fn call_json(request: &str) -> Value {
     match parse_request(request) {
         Ok((session, tool, input, dir, style)) => {
-            call_in_style(style, &session, &tool, input, dir.as_deref()).to_json()
+            let outcome = call_in_style(style, &session, &tool, input, dir.as_deref());
+            if outcome.tools_changed {
+                hold_presence(&session);
+            }
+            outcome.to_json()
         }
         Err(e) => Outcome {
             result: Err(e),
@@ -512,12 +547,13 @@ pub fn presentation_json(request: &str) -> Value {
             };
             document(style, view, catalog)
         }
-        Err(m) => json!({
-            "tools": [],
-            "contract": null,
-            "error": {"code": "INVALID_REQUEST", "message": format!("INVALID_REQUEST: {m}")},
-        }),
+        Err(m) => presentation_refused(&m),
     }
+}
+
+/// The `hl_presentation` answer to a malformed request: no tools, no Contract, and why.
+pub fn presentation_refused(why: &str) -> Value {
+    json!({"tools": [], "contract": null, "error": error::document(error::INVALID_REQUEST, why)})
 }
 
 #[cfg(test)]

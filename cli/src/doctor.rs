@@ -420,7 +420,8 @@ fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
 pub fn mcp_startup_hint() {
     if let Some(hint) = env::bin_path_hint() {
         eprintln!("herdr-link mcp: {hint}");
-        herdr_link::oplog::note("mcp", "NOT_IN_HERDR", &hint);
+        let code = herdr_link::LinkError::NotInHerdr(String::new()).code();
+        herdr_link::oplog::note("mcp", code, &hint);
     }
 }
 

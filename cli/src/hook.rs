@@ -188,16 +188,9 @@ pub fn run(host: Host) -> i32 {
             Some(s) => format!("{}:{s}", host.name()),
             None => host.name().to_string(),
         };
-        oplog::record_now(&oplog::Entry {
-            session: &session,
-            tool: "guard",
-            action: None,
-            calls: &[],
-            code,
-            detail,
-            elapsed: started.elapsed(),
-            turn: None,
-        });
+        oplog::Entry::new(&session, "guard", code, detail)
+            .since(started)
+            .record_now();
     }
     match decision.block {
         Some(reason) => {

@@ -96,16 +96,10 @@ impl LinkServer {
             let session = std::env::var("CLAUDE_CODE_SESSION_ID").ok();
             let shared = Shared::activate(session.as_deref());
             if let Err(detail) = &shared {
-                oplog::record(&oplog::Entry {
-                    session: SESSION,
-                    tool: "guard",
-                    action: Some("share"),
-                    calls: &[],
-                    code: "share_failed",
-                    detail,
-                    elapsed: started.elapsed(),
-                    turn: None,
-                });
+                oplog::Entry::new(SESSION, "guard", "share_failed", detail)
+                    .action(Some("share"))
+                    .since(started)
+                    .record();
             }
             shared.ok()
         });

@@ -295,6 +295,14 @@ fn activation_is_a_live_socket_of_the_server_never_a_file() {
     for id in ["w1", "p1", "brain", "HERDR"] {
         assert!(!names[0].contains(id), "{id} in {names:?}");
     }
+    // That is the server's one presence socket: the library core it runs starts none of its
+    // own (answering for itself, under its own pid as host, would be a second one).
+    let everyone = listed(&format!("@herdr-link/active/{uid}/"));
+    let held: Vec<&String> = everyone
+        .iter()
+        .filter(|n| n.ends_with(&format!("/{holder}")))
+        .collect();
+    assert_eq!(held, [&names[0]], "the server holds {held:?}");
     assert!(
         !host_dir.exists(),
         "activation written to {}",

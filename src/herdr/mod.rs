@@ -17,28 +17,9 @@ use crate::env::{self, HerdrEnv};
 use crate::error::LinkError;
 use process::{Exit, RunError};
 
-/// One CLI invocation as the operator log reports it.
-#[derive(Debug, Clone)]
-pub struct CallTrace {
-    /// The argv after the executable.
-    pub argv: Vec<String>,
-    /// `exit=N`, `signal=N`, `timeout`, `spawn-failed`, `args-too-long`, `too-large` or
-    /// `io-error`.
-    pub outcome: String,
-    /// Wall time of the call.
-    pub duration: Duration,
-}
-
-/// How a send waited for its delivery turn ([`crate::turn`]), as the operator log reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnTrace {
-    /// How long the send waited (for the lock and for the receiver's pending Enter).
-    pub waited: Duration,
-    /// Whether the turn was shared with every process of the user (false: this process only).
-    pub shared: bool,
-    /// Whether the send got its turn.
-    pub got: bool,
-}
+/// The records of this driver's calls and of a send's delivery turn are the operator log's
+/// (defined there, so the log stays a leaf that imports no driver).
+pub use crate::oplog::{CallTrace, TurnTrace};
 
 /// A CLI call that did not give a usable answer.
 #[derive(Debug, Clone, PartialEq, Eq)]

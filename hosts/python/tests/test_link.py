@@ -50,6 +50,7 @@ class Basics(unittest.TestCase):
         self.assertEqual(str(e), e.message)
         self.assertIn("PEER_NOT_FOUND", repr(e))
         self.assertEqual(len(herdr_link.LINK_CODES), 10)
+        self.assertEqual({code for code, _ in herdr_link._codes.REASONS}, herdr_link.LINK_CODES)
 
     def test_response_mapping(self):
         raise_for = herdr_link._raise_for
@@ -219,6 +220,8 @@ class InsideHerdr(unittest.TestCase):
             e = cm.exception
             self.assertEqual(e.code, "PEER_NOT_FOUND")
             self.assertTrue(e.message.startswith("PEER_NOT_FOUND: "), e.message)
+            # The package's copy of the error table (generated) says what the library says.
+            self.assertIn((e.code, e.message[len("PEER_NOT_FOUND: "):]), herdr_link._codes.REASONS)
             self.assertNotIsInstance(e, ValueError)
             self.assertTrue(e.active)
             with self.assertRaises(LinkError) as cm:
@@ -258,6 +261,8 @@ class InsideHerdr(unittest.TestCase):
             with self.assertRaises(LinkError) as cm:
                 s.tool_call("herdr_link", {})
             self.assertEqual(cm.exception.code, "NOT_IN_HERDR")
+            text = dict(herdr_link._codes.REASONS)["NOT_IN_HERDR"]
+            self.assertEqual(cm.exception.message, f"NOT_IN_HERDR: {text}")
             self.assertEqual(s.presentation("deferred"), {"tools": [], "contract": None})
             self.assertFalse(s.is_active())
             self.assertEqual(s.bash_guard("herdr agent wait reviewer"), herdr_link.Verdict.ALLOW)

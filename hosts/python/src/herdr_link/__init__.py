@@ -33,6 +33,7 @@ import os
 import uuid
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Union
 
+from ._codes import INTERNAL_ERROR, INVALID_REQUEST, LINK_CODES
 from ._native import (
     LIB_ENV,
     LibraryNotFoundError,
@@ -59,23 +60,6 @@ __all__ = [
     "candidate_paths",
     "find_library",
 ]
-
-#: The ten Link codes (PROTOCOL §7). ``INTERNAL_ERROR`` is not one of them, but also raises
-#: :class:`LinkError`.
-LINK_CODES = frozenset(
-    {
-        "NOT_IN_HERDR",
-        "SELF_UNNAMED",
-        "PEER_NOT_FOUND",
-        "SEND_FAILED",
-        "CLOSE_FAILED",
-        "START_CONFIG_NOT_FOUND",
-        "START_AGENT_NOT_FOUND",
-        "START_CONFIG_INVALID",
-        "START_INPUT_INVALID",
-        "START_FAILED",
-    }
-)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -116,11 +100,16 @@ class LinkError(Exception):
 class InvalidRequest(ValueError):
     """The library refused a malformed request (code ``INVALID_REQUEST``): a host bug."""
 
-    code = "INVALID_REQUEST"
+    code = INVALID_REQUEST
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+def _internal(what: str) -> "LinkError":
+    """An ``INTERNAL_ERROR`` of this package's own: the library answered something unusable."""
+    return LinkError(INTERNAL_ERROR, f"{INTERNAL_ERROR}: {what}")
 
 
 def _raise_for(doc: Mapping[str, Any]) -> None:
@@ -131,7 +120,7 @@ def _raise_for(doc: Mapping[str, Any]) -> None:
     code = error.get("code")
     message = error.get("message")
     if not isinstance(code, str):
-        code = "INTERNAL_ERROR"
+        code = INTERNAL_ERROR
     if not isinstance(message, str):
         message = f"{code}: the library gave no message"
     if code == InvalidRequest.code:
@@ -424,7 +413,7 @@ class Link:
             number = self._native.hl_bash_guard_in_style(key, data, name, ctypes.byref(reason))
         text = self._native.take(reason.value)
         if number not in (0, 1, 2):
-            raise LinkError("INTERNAL_ERROR", f"INTERNAL_ERROR: unknown guard verdict {number}")
+            raise _internal(f"unknown guard verdict {number}")
         return Verdict(number, text)
 
     def presentation(
@@ -451,15 +440,13 @@ class Link:
     def _document(self, address: Optional[int], function: str) -> Dict[str, Any]:
         text = self._native.take(address)
         if text is None:
-            raise LinkError("INTERNAL_ERROR", f"INTERNAL_ERROR: {function} returned NULL")
+            raise _internal(f"{function} returned NULL")
         try:
             doc = json.loads(text)
         except ValueError as e:
-            raise LinkError(
-                "INTERNAL_ERROR", f"INTERNAL_ERROR: {function} returned non-JSON text ({e})"
-            ) from None
+            raise _internal(f"{function} returned non-JSON text ({e})") from None
         if not isinstance(doc, dict):
-            raise LinkError("INTERNAL_ERROR", f"INTERNAL_ERROR: {function} returned {doc!r}")
+            raise _internal(f"{function} returned {doc!r}")
         return doc
 
     def __repr__(self) -> str:
