@@ -1,4 +1,5 @@
-//! Modules only look down: no import circle among the library's modules (nor the binary's).
+//! Modules only look down: no import circle among the library's modules (nor the binary's, nor
+//! the fake Herdr's).
 //!
 //! This extends the guard's own layer test (`src/guard/tests.rs`, which checks the guard's
 //! `use super::` lines against a fixed order) to every module of the crate, and to every way
@@ -716,6 +717,9 @@ fn modules_only_look_down() {
     // The binary: setup's modules take the plan's types (`Host`, `Options`, `Places`) from
     // setup/mod.rs, which calls them (to be untied with the rest of setup, issue 29); nothing
     // else.
+    // The fake Herdr: its state and its prompt submission name each other (being untied,
+    // issue 28); nothing else.
+    check("fake-herdr/src", "main.rs", 8, &[&["state", "submit"]]);
     check(
         "cli/src",
         "main.rs",
