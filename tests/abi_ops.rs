@@ -2,7 +2,7 @@
 //! identity, the same-workspace guard and its privacy, pane moves, and error classification
 //! (behaviour doc §10.2 items 1–8 and 22–27, issue #2 §5).
 
-mod common;
+use test_support::world as common;
 
 use common::{abi, has_raw_id, serial, World};
 use herdr_link::protocol::{extract_envelope, is_valid_message_id};

@@ -2,7 +2,7 @@
 //! config file, Link-managed placement, launch, rollback and round-robin (behaviour doc §10.2
 //! items 28–50, issue #3).
 
-mod common;
+use test_support::world as common;
 
 use std::path::{Path, PathBuf};
 

@@ -7,7 +7,7 @@
 //! `CODE: fixed reason` with no raw id anywhere in the response, that no later step ran, and that
 //! no child process is left behind.
 
-mod common;
+use test_support::world as common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

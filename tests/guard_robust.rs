@@ -4,10 +4,9 @@
 
 use herdr_link::guard::{judge, Verdict};
 
-#[path = "common/rng.rs"]
-mod rng;
 use rng::Rng;
 use std::time::{Duration, Instant};
+use test_support::rng;
 
 const MB: usize = 1 << 20;
 

@@ -3,7 +3,7 @@
 //! internal detail; bootstrap lines; and the promise that logging never fails or blocks a call,
 //! whatever the path is (missing directory, a directory, a full device, a FIFO nobody reads).
 
-mod common;
+use test_support::world as common;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;

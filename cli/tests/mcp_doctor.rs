@@ -3,8 +3,7 @@
 //! operator log). Also the start-up hint `herdr-link mcp` gives when only HERDR_BIN_PATH is
 //! missing.
 
-#[path = "mcp/harness.rs"]
-mod harness;
+use test_support::mcp as harness;
 
 use std::process::{Command, Output};
 

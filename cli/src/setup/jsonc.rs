@@ -53,6 +53,7 @@ impl Doc {
     }
 
     /// The whole document as plain JSON.
+    #[cfg(test)]
     pub fn value(&self) -> Value {
         self.root.to_serde_value().unwrap_or(Value::Null)
     }

@@ -22,14 +22,7 @@ type StyledGuardFn =
 type FreeFn = unsafe extern "C" fn(*mut c_char);
 type VersionFn = extern "C" fn() -> *const c_char;
 
-/// The target directory this test binary was built into (`target/debug`).
-pub fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps/<test>")
-        .to_path_buf()
-}
+pub use crate::target_dir;
 
 /// The C ABI of the built library.
 pub struct Abi {
