@@ -466,7 +466,8 @@ fn hung_prompt_times_out_and_leaves_no_child() {
     );
     let took = t.elapsed();
     assert_eq!(err_code(&r), "NOT_IN_HERDR");
-    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+    // Hang detector (the fault hangs for good): cut by the 500 ms limit.
+    assert!(took < std::time::Duration::from_secs(60), "took {took:?}");
     assert!(
         common::children().is_empty(),
         "children left: {:?}",

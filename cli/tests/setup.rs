@@ -400,23 +400,7 @@ fn opencode_adds_the_server_and_the_guard_plugin() {
 "#;
     h.write("xdg/opencode/opencode.json", existing);
     let herdr = h.herdr("0.8.0");
-    let run = |args: &[&str]| {
-        Command::new(BIN)
-            .arg("setup")
-            .arg("opencode")
-            .args([
-                "--bin",
-                "/usr/bin/herdr-link",
-                "--herdr",
-                herdr.to_str().unwrap(),
-            ])
-            .args(args)
-            .env_clear()
-            .env("HOME", h.home())
-            .env("XDG_CONFIG_HOME", h.root.join("xdg"))
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| opencode_setup(&h, &herdr, args);
     ok(&run(&[]));
     let cfg: Value = serde_json::from_str(&h.read("xdg/opencode/opencode.json")).unwrap();
     assert_eq!(keys(&cfg), ["$schema", "theme", "mcp"]);

@@ -103,20 +103,7 @@ impl World {
 
     /// The argv of every Herdr call made so far.
     pub fn argv(&self) -> Vec<Vec<String>> {
-        let path = PathBuf::from(format!("{}.argv.jsonl", self.state.display()));
-        std::fs::read_to_string(path)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| {
-                let v: Value = serde_json::from_str(l).unwrap();
-                v["argv"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|a| a.as_str().unwrap().to_string())
-                    .collect()
-            })
-            .collect()
+        crate::world::argv_log_of(&self.state)
     }
 }
 
