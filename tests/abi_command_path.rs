@@ -55,7 +55,7 @@ fn run(env: &[(&str, &str)]) -> (String, String) {
     );
     let field = |k: &str| {
         text.lines()
-            .find_map(|l| l.strip_prefix(k))
+            .find_map(|l| l.split_once(k).map(|(_, v)| v))
             .unwrap_or_else(|| panic!("no {k} in {text}"))
             .to_string()
     };

@@ -2,7 +2,8 @@
 //! check (`SKIP` when a check cannot run because an earlier one failed or does not apply); the
 //! exit code is 1 when any check failed, else 0.
 //!
-//! It runs only `herdr --version`, `agent get <pane>` and `agent list`, never renames or prompts
+//! It runs only `herdr --version`, `agent get <pane>` (with `pane get` when the pane is not found,
+//! to follow a moved pane as Link does) and `agent list`, never renames or prompts
 //! anything, never writes the operator log, and (being for operators, not models) shows pane
 //! and workspace ids. Run as a Herdr plugin action (`HERDR_PLUGIN_CONTEXT_JSON` set), it
 //! diagnoses the pane the action was invoked for.

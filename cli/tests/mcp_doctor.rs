@@ -69,8 +69,10 @@ fn line<'a>(lines: &'a [String], check: &str) -> &'a str {
 
 fn assert_read_only(w: &World) {
     for argv in w.argv() {
-        let allowed =
-            argv == ["--version"] || argv[..2] == ["agent", "get"] || argv == ["agent", "list"];
+        let allowed = argv == ["--version"]
+            || argv[..2] == ["agent", "get"]
+            || argv[..2] == ["pane", "get"]
+            || argv == ["agent", "list"];
         assert!(allowed, "doctor ran {argv:?}");
     }
 }
