@@ -14,8 +14,7 @@
 //! Numbers are printed (median, min, max); nothing is asserted, the machine is noisy. Set
 //! `BENCH_ITERS` to change the sample count of (a) (default 200). Results: BENCHMARKS.md.
 
-#[path = "../tests/common/mod.rs"]
-mod common;
+use test_support::world as common;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};

@@ -127,6 +127,16 @@ char *hl_presentation(const char *request_json);
 // `s` is NULL or a pointer returned by this library and not yet released.
 void hl_free(char *s);
 
+// The PATH a host gives its shell commands: `path` (its own PATH) with the herdr shim's
+// directory first when inside Herdr (`HERDR_ENV=1`) and the shim is installed (`herdr-link
+// setup` links it under `$XDG_DATA_HOME/herdr-link/shim`), else `path` unchanged; applied to
+// its own result it changes nothing. Release the result with `hl_free`. NULL for NULL or
+// invalid UTF-8.
+//
+// # Safety
+// `path` is NULL or a valid NUL-terminated string.
+char *hl_command_path(const char *path);
+
 // The library version (equal to the crate version); static, never release it.
 const char *hl_version(void);
 

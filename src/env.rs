@@ -6,7 +6,7 @@
 //! to the operator log, naming the default used instead). Neither ever reaches the model.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -31,16 +31,39 @@ fn var(key: &str) -> Option<String> {
     std::env::var(key).ok().filter(|v| !v.is_empty())
 }
 
+/// The gate's three variables as read now: `HERDR_ENV=1`, `HERDR_BIN_PATH`, `HERDR_PANE_ID`.
+fn gate_vars() -> (bool, Option<String>, Option<String>) {
+    (
+        var("HERDR_ENV").as_deref() == Some("1"),
+        var("HERDR_BIN_PATH"),
+        var("HERDR_PANE_ID"),
+    )
+}
+
 /// The gate: `HERDR_ENV=1` and non-empty `HERDR_BIN_PATH` and `HERDR_PANE_ID`, or nothing.
 /// `HERDR_WORKSPACE_ID` / `HERDR_TAB_ID` are never read: they go stale when a pane moves.
 pub fn gate() -> Option<HerdrEnv> {
-    if var("HERDR_ENV").as_deref() != Some("1") {
-        return None;
+    match gate_vars() {
+        (true, Some(bin), Some(pane_id)) => Some(HerdrEnv { bin, pane_id }),
+        _ => None,
     }
-    Some(HerdrEnv {
-        bin: var("HERDR_BIN_PATH")?,
-        pane_id: var("HERDR_PANE_ID")?,
-    })
+}
+
+/// What keeps the gate closed, in the gate's order (`HERDR_ENV=1`, `HERDR_BIN_PATH`,
+/// `HERDR_PANE_ID`); empty exactly when [`gate`] is open. For `herdr-link doctor`.
+pub fn gate_missing() -> Vec<&'static str> {
+    let (on, bin, pane) = gate_vars();
+    let mut missing = Vec::new();
+    if !on {
+        missing.push("HERDR_ENV=1");
+    }
+    if bin.is_none() {
+        missing.push("HERDR_BIN_PATH");
+    }
+    if pane.is_none() {
+        missing.push("HERDR_PANE_ID");
+    }
+    missing
 }
 
 /// `HERDR_SOCKET_PATH` (empty when unset): which Herdr server the CLI talks to, so deliveries to
@@ -50,33 +73,9 @@ pub fn socket_path() -> String {
 }
 
 /// The first executable `herdr` on `PATH`, as an absolute path (symlinks are not followed, so
-/// the path survives upgrades that move the real binary).
+/// the path survives upgrades that move the real binary): [`crate::paths::on_path`].
 pub fn herdr_on_path() -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let cwd = std::env::current_dir().ok();
-    std::env::split_paths(&std::env::var_os("PATH")?).find_map(|dir| {
-        let dir = if dir.is_absolute() {
-            dir
-        } else {
-            cwd.as_ref()?.join(dir)
-        };
-        let candidate = dir.join("herdr");
-        let meta = std::fs::metadata(&candidate).ok()?;
-        (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then_some(candidate)
-    })
-}
-
-/// `path` as one shell word.
-fn shell_word(path: &Path) -> String {
-    let s = path.to_string_lossy();
-    if !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%,".contains(&b))
-    {
-        s.into_owned()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
+    crate::paths::on_path(crate::paths::HERDR)
 }
 
 /// The operator hint for the one closed gate that has a one-line fix: `HERDR_ENV=1` and
@@ -84,14 +83,14 @@ fn shell_word(path: &Path) -> String {
 /// `HERDR_BIN_PATH` in panes). Names the `herdr` found on `PATH` in the exact `export` to run.
 /// `None` when the gate is open or closed for another reason. The gate itself is unchanged.
 pub fn bin_path_hint() -> Option<String> {
-    if var("HERDR_ENV").as_deref() != Some("1")
-        || var("HERDR_PANE_ID").is_none()
-        || var("HERDR_BIN_PATH").is_some()
-    {
+    if gate_missing() != ["HERDR_BIN_PATH"] {
         return None;
     }
     let fix = match herdr_on_path() {
-        Some(p) => format!("export HERDR_BIN_PATH={}", shell_word(&p)),
+        Some(p) => format!(
+            "export HERDR_BIN_PATH={}",
+            crate::paths::shell_word(&p.to_string_lossy())
+        ),
         None => "no `herdr` was found on PATH; export HERDR_BIN_PATH=/absolute/path/to/herdr"
             .to_string(),
     };
@@ -197,16 +196,6 @@ pub fn start_timeout() -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shell_words_are_quoted_only_when_needed() {
-        assert_eq!(
-            shell_word(Path::new("/home/u/.local/bin/herdr")),
-            "/home/u/.local/bin/herdr"
-        );
-        assert_eq!(shell_word(Path::new("/a b/herdr")), "'/a b/herdr'");
-        assert_eq!(shell_word(Path::new("/it's/herdr")), r"'/it'\''s/herdr'");
-    }
 
     #[test]
     fn invalid_values_name_the_default_and_quote_a_short_prefix() {

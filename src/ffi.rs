@@ -255,6 +255,28 @@ pub unsafe extern "C" fn hl_free(s: *mut c_char) {
     )
 }
 
+/// The PATH a host gives its shell commands: `path` (its own PATH) with the herdr shim's
+/// directory first when inside Herdr (`HERDR_ENV=1`) and the shim is installed (`herdr-link
+/// setup` links it under `$XDG_DATA_HOME/herdr-link/shim`), else `path` unchanged; applied to
+/// its own result it changes nothing. Release the result with `hl_free`. NULL for NULL or
+/// invalid UTF-8.
+///
+/// # Safety
+/// `path` is NULL or a valid NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn hl_command_path(path: *const c_char) -> *mut c_char {
+    boundary(std::ptr::null_mut, || {
+        // SAFETY: forwarded from the caller's contract.
+        let Ok(path) = (unsafe { text(path, "path") }) else {
+            return std::ptr::null_mut();
+        };
+        let out = crate::paths::path_for_commands(path.as_ref());
+        // A PATH read from a C string holds no NUL.
+        CString::new(out.to_string_lossy().into_owned())
+            .map_or(std::ptr::null_mut(), CString::into_raw)
+    })
+}
+
 /// The library version (equal to the crate version); static, never release it.
 #[no_mangle]
 pub extern "C" fn hl_version() -> *const c_char {

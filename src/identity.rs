@@ -77,8 +77,9 @@ fn moved_pane(herdr: &Herdr, pane: &str) -> Option<String> {
 /// Reads the caller's record (`agent get $HERDR_PANE_ID`). On `agent_not_found` it asks once
 /// whether the pane moved (then reads the record under the current id), and otherwise retries
 /// while Herdr has not detected the occupant yet. Returns the record the reply held (`None` when
-/// it held none) and the pane id it used.
-fn probe_self(herdr: &Herdr, pane: &str) -> Result<(Option<AgentRecord>, String), LinkError> {
+/// it held none) and the pane id it used. Read-only: `herdr-link doctor` looks the caller up
+/// through it too, so it finds the same record Link does.
+pub fn probe_self(herdr: &Herdr, pane: &str) -> Result<(Option<AgentRecord>, String), LinkError> {
     let mut pane = pane.to_string();
     let mut asked_moved = false;
     let mut attempt = 1;
@@ -108,24 +109,36 @@ fn unnamed_occupant_of(record: &AgentRecord, pane: &str) -> bool {
     record.name.is_none() && record.is_live() && record.pane_id.as_deref() == Some(pane)
 }
 
+/// What Link makes of the caller's record ([`probe_self`]'s answer for the pane `current`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SelfRecord {
+    /// Live with a valid Agent Name: used as is.
+    Named,
+    /// This pane's live occupant without a valid name: the bootstrap names it first.
+    Unnamed,
+    /// Link cannot be this caller (SELF_UNNAMED), for the reason given.
+    Refused(&'static str),
+}
+
+/// The one judgement of the caller's record, for Link's own calls and for `herdr-link doctor`.
+pub fn judge_self(record: Option<&AgentRecord>, current: &str) -> SelfRecord {
+    match record {
+        Some(r) if r.stable_name().is_some() => SelfRecord::Named,
+        Some(r) if unnamed_occupant_of(r, current) => SelfRecord::Unnamed,
+        Some(_) => SelfRecord::Refused("the self record is not this pane's live occupant"),
+        None => SelfRecord::Refused("the self lookup returned no agent record"),
+    }
+}
+
 /// Resolves the caller, giving it a bootstrap Agent Name first when it is live but unnamed.
 /// Used by every communication path and by the startup bootstrap, so both merge into the one
 /// in-flight sequence of the resolved pane.
 pub fn self_context(herdr: &Herdr, pane: &str) -> Result<SelfContext, LinkError> {
     let (record, current) = probe_self(herdr, pane)?;
-    let record = match record {
-        Some(r) if r.stable_name().is_some() => r,
-        Some(r) if unnamed_occupant_of(&r, &current) => ensure_self_name(herdr, &current)?,
-        Some(_) => {
-            return Err(LinkError::SelfUnnamed(
-                "the self record is not this pane's live occupant".into(),
-            ))
-        }
-        None => {
-            return Err(LinkError::SelfUnnamed(
-                "the self lookup returned no agent record".into(),
-            ))
-        }
+    let record = match judge_self(record.as_ref(), &current) {
+        SelfRecord::Named => record.unwrap_or_default(),
+        SelfRecord::Unnamed => ensure_self_name(herdr, &current)?,
+        SelfRecord::Refused(why) => return Err(LinkError::SelfUnnamed(why.into())),
     };
     let name = record
         .stable_name()

@@ -19,6 +19,7 @@ pub mod identity;
 pub mod limits;
 pub mod oplog;
 pub mod ops;
+pub mod paths;
 pub mod presence;
 pub mod presentation;
 pub mod protocol;

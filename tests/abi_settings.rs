@@ -1,7 +1,7 @@
 //! Invalid `HERDR_LINK_*` values through the C ABI: the default is used (calls still work) and
 //! the operator log says so once per process and value, naming the default.
 
-mod common;
+use test_support::world as common;
 
 use common::{abi, serial, World};
 use serde_json::{json, Value};

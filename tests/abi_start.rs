@@ -2,7 +2,7 @@
 //! config file, Link-managed placement, launch, rollback and round-robin (behaviour doc §10.2
 //! items 28–50, issue #3).
 
-mod common;
+use test_support::world as common;
 
 use std::path::{Path, PathBuf};
 
@@ -825,8 +825,9 @@ fn hung_start_times_out_and_rolls_back() {
     let r = start(&dir, json!({"name": "hung", "kind": "pi", "args": []}));
     std::env::remove_var("HERDR_LINK_START_TIMEOUT_MS");
     assert_eq!(code(&r), "NOT_IN_HERDR");
+    // Hang detector (the fault hangs for good): cut by the 700 ms start limit.
     assert!(
-        t.elapsed() < std::time::Duration::from_secs(5),
+        t.elapsed() < std::time::Duration::from_secs(60),
         "{:?}",
         t.elapsed()
     );

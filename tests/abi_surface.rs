@@ -2,7 +2,7 @@
 //! malformed requests, NULL and invalid UTF-8 on every function, the version, and the Contract's
 //! single source.
 
-mod common;
+use test_support::world as common;
 
 use std::ffi::{c_char, CStr};
 

@@ -3,7 +3,7 @@
 //! and exactly the created tab or pane rolled back. (The whole abi_ops/abi_start suites also run
 //! a second time with `HERDR_FAKE_VERSION=0.8.2` from scripts/test.sh.)
 
-mod common;
+use test_support::world as common;
 
 use common::{abi, serial, World};
 use serde_json::{json, Value};

@@ -3,7 +3,7 @@
 //! budget is left, so Herdr's small calls still run but a large (in-limit) message or start
 //! `args` cannot. A test binary of its own: the environment is process-wide.
 
-mod common;
+use test_support::world as common;
 
 use std::process::Command;
 

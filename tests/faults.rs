@@ -7,7 +7,7 @@
 //! `CODE: fixed reason` with no raw id anywhere in the response, that no later step ran, and that
 //! no child process is left behind.
 
-mod common;
+use test_support::world as common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -19,8 +19,9 @@ use serde_json::{json, Value};
 /// The per-call limit these tests run under (`HERDR_LINK_TIMEOUT_MS` and
 /// `HERDR_LINK_START_TIMEOUT_MS`).
 const LIMIT: Duration = Duration::from_millis(400);
-/// Scheduling slack on top of the limits (debug build on two busy cores).
-const SLACK: Duration = Duration::from_millis(2500);
+/// Slack on top of the limits: a hang detector, not a speed check (the hung children live for
+/// 60 s, so anything under that was cut by the limit).
+const SLACK: Duration = Duration::from_secs(30);
 const SESSION: &str = "faults";
 /// 64 MiB, eight times the driver's output cap.
 const BIG: &str = "67108864";

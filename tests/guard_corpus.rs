@@ -2,8 +2,7 @@
 //! `tests/data/guard/*.txt` must get the verdict its file names. The labels
 //! themselves are checked against real bash by `tests/guard_oracle.rs`.
 
-#[path = "guard_support/corpus.rs"]
-mod corpus;
+use test_support::guard_corpus as corpus;
 
 use herdr_link::guard::judge;
 

@@ -14,10 +14,7 @@
 //! prints the counts; `HL_GUARD_FUZZ_DUMP=FILE` writes every false positive
 //! to FILE.
 
-#[path = "guard_support/generate.rs"]
-mod generate;
-#[path = "guard_support/oracle.rs"]
-mod oracle;
+use test_support::{guard_generate as generate, guard_oracle as oracle};
 
 use herdr_link::guard::judge;
 

@@ -3,10 +3,7 @@
 //! (`tests/guard_support/oracle.rs`), and what bash really ran must be the
 //! verdict its file names. So a label can no longer be wrong.
 
-#[path = "guard_support/corpus.rs"]
-mod corpus;
-#[path = "guard_support/oracle.rs"]
-mod oracle;
+use test_support::{guard_corpus as corpus, guard_oracle as oracle};
 
 /// The cases not labelled by hand, and what bash ran for each.
 fn run_in_bash(cases: Vec<corpus::Case>) -> (Vec<corpus::Case>, Vec<oracle::Outcome>) {

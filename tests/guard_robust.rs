@@ -4,10 +4,9 @@
 
 use herdr_link::guard::{judge, Verdict};
 
-#[path = "common/rng.rs"]
-mod rng;
 use rng::Rng;
 use std::time::{Duration, Instant};
+use test_support::rng;
 
 const MB: usize = 1 << 20;
 
@@ -25,13 +24,9 @@ fn timed(name: &str, input: &str) -> Verdict {
     if std::env::var_os("GUARD_TIMINGS").is_some() {
         eprintln!("{name:?}: {} bytes in {took:?}", input.len());
     }
-    // Well under a second in an optimised build (`cargo test --release`);
-    // unoptimised builds are several times slower, and CI machines are shared.
-    let limit = if cfg!(debug_assertions) {
-        Duration::from_secs(10)
-    } else {
-        Duration::from_secs(1)
-    };
+    // A hang detector against runaway (quadratic or worse) analysis, not a speed check: the
+    // guard's cost per byte is measured by `cargo bench --bench guard` (BENCHMARKS.md).
+    let limit = Duration::from_secs(120);
     assert!(took < limit, "{name}: {} bytes took {took:?}", input.len());
     v
 }

@@ -7,7 +7,7 @@
 //! `cargo build --release -p fake-herdr && cargo test --release --test memory -- --ignored --nocapture`
 //! (figures in BENCHMARKS.md). Leak checking of a C host under valgrind lives with the C host.
 
-mod common;
+use test_support::world as common;
 
 use std::time::Instant;
 

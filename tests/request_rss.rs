@@ -3,7 +3,7 @@
 //! grow by less than 64 MiB while each is answered. A test
 //! binary of its own, with one test, so no other test's allocations move the peak.
 
-mod common;
+use test_support::world as common;
 
 use std::ffi::{c_char, CString};
 

@@ -3,7 +3,7 @@
 //! envelope encodes it), in every class of character, is delivered whole as one submission; oversized requests and session keys are INVALID_REQUEST and
 //! never stored; no error message repeats more than a short prefix of what it was given.
 
-mod common;
+use test_support::world as common;
 
 use common::{abi, serial, World};
 use herdr_link::limits::{

@@ -16,10 +16,9 @@
 //! Herdr; the slowest is reported); every spawning call within the time limits of the Herdr
 //! calls it can make + 100 ms; every answer a known code.
 
-mod common;
-#[path = "common/rng.rs"]
-mod rng;
 use rng::Rng;
+use test_support::rng;
+use test_support::world as common;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;

@@ -13,8 +13,7 @@
 //! the hook itself (the `sh -c` row is for reference); `HOOK_BENCH_ENFORCE=1` makes missing it
 //! exit 1.
 
-#[path = "../tests/mcp/harness.rs"]
-mod harness;
+use test_support::mcp as harness;
 
 use std::io::Write;
 use std::path::PathBuf;

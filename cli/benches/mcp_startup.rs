@@ -6,8 +6,7 @@
 //! `cargo build --release -p fake-herdr`). `MCP_BENCH_RUNS` sets the number of runs (default
 //! 50). The bars are 10 ms and 10 MB; `MCP_BENCH_ENFORCE=1` makes missing them exit 1.
 
-#[path = "../tests/mcp/harness.rs"]
-mod harness;
+use test_support::mcp as harness;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

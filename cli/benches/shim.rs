@@ -17,8 +17,7 @@
 //!
 //! `SHIM_BENCH_RUNS` sets the samples per row (default 300).
 
-#[path = "../tests/mcp/harness.rs"]
-mod harness;
+use test_support::mcp as harness;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -32,9 +32,7 @@ impl Shared {
 
     /// [`Shared::activate`] for a given `host`.
     pub fn activate_for(host: HostKey, session_id: Option<&str>) -> Result<Shared, String> {
-        let mine = session_id
-            .filter(|s| !s.is_empty() && !s.contains(['\n', '\r']))
-            .map(str::to_string);
+        let mine = presence::claude_session(session_id).map(str::to_string);
         let beacon = presence::announce(
             host,
             Arc::new(move |asked| presence::answer_for(true, mine.as_deref(), asked)),
@@ -67,14 +65,12 @@ pub fn lookup_self(session: Option<&str>) -> Result<Lookup, String> {
 
 /// [`lookup_self`] for a given `host`.
 pub fn lookup_for(host: HostKey, session: Option<&str>) -> Result<Lookup, String> {
-    let table = std::fs::read_to_string("/proc/net/unix")
-        .map_err(|e| format!("cannot read /proc/net/unix: {e}"))?;
-    // SAFETY: getuid cannot fail.
-    let holders = presence::parse_table(unsafe { libc::getuid() }, &table);
-    Ok(match presence::ask_among(&holders, &[host], session) {
-        Found::Active => Lookup::Active,
-        Found::Dormant => Lookup::Dormant,
-    })
+    Ok(
+        match presence::ask_hosts(&[host], presence::claude_session(session))? {
+            Found::Active => Lookup::Active,
+            Found::Dormant => Lookup::Dormant,
+        },
+    )
 }
 
 #[cfg(test)]

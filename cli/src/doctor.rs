@@ -2,7 +2,8 @@
 //! check (`SKIP` when a check cannot run because an earlier one failed or does not apply); the
 //! exit code is 1 when any check failed, else 0.
 //!
-//! It runs only `herdr --version`, `agent get <pane>` and `agent list`, never renames or prompts
+//! It runs only `herdr --version`, `agent get <pane>` (with `pane get` when the pane is not found,
+//! to follow a moved pane as Link does) and `agent list`, never renames or prompts
 //! anything, never writes the operator log, and (being for operators, not models) shows pane
 //! and workspace ids. Run as a Herdr plugin action (`HERDR_PLUGIN_CONTEXT_JSON` set), it
 //! diagnoses the pane the action was invoked for.
@@ -12,8 +13,10 @@ use std::io::Write;
 use std::path::Path;
 
 use herdr_link::env::{self, HerdrEnv};
-use herdr_link::herdr::records::{self, AgentRecord};
-use herdr_link::herdr::Herdr;
+use herdr_link::herdr::records;
+use herdr_link::herdr::{version, Herdr};
+use herdr_link::identity::{self, SelfRecord};
+use herdr_link::ops::peers::visible_peers;
 use serde_json::Value;
 
 /// How a check ended.
@@ -94,39 +97,28 @@ fn environment(plugin: bool) -> Check {
     if let Some(hint) = env::bin_path_hint() {
         return fail("environment", hint);
     }
-    let mut missing = Vec::new();
-    if var("HERDR_ENV").as_deref() != Some("1") {
-        missing.push("HERDR_ENV=1");
-    }
-    let bin = var("HERDR_BIN_PATH");
-    if bin.is_none() {
-        missing.push("HERDR_BIN_PATH");
-    }
-    let pane = var("HERDR_PANE_ID");
-    if pane.is_none() {
-        missing.push("HERDR_PANE_ID");
-    }
-    if missing.is_empty() {
-        let socket = match var("HERDR_SOCKET_PATH") {
-            Some(s) => format!(", HERDR_SOCKET_PATH={s}"),
-            None => String::new(),
-        };
-        pass(
-            "environment",
-            format!(
-                "gate open: HERDR_ENV=1, HERDR_BIN_PATH={}, HERDR_PANE_ID={}{socket}",
-                bin.unwrap_or_default(),
-                pane.unwrap_or_default()
-            ),
-        )
-    } else {
-        fail(
+    let missing = env::gate_missing();
+    match env::gate() {
+        Some(gate) => {
+            let socket = match var("HERDR_SOCKET_PATH") {
+                Some(s) => format!(", HERDR_SOCKET_PATH={s}"),
+                None => String::new(),
+            };
+            pass(
+                "environment",
+                format!(
+                    "gate open: HERDR_ENV=1, HERDR_BIN_PATH={}, HERDR_PANE_ID={}{socket}",
+                    gate.bin, gate.pane_id
+                ),
+            )
+        }
+        None => fail(
             "environment",
             format!(
                 "gate closed, missing {}: the MCP server lists no tools here (hosts such as Codex must forward HERDR_ENV, HERDR_BIN_PATH, HERDR_PANE_ID and HERDR_SOCKET_PATH)",
                 missing.join(", ")
             ),
-        )
+        ),
     }
 }
 
@@ -157,14 +149,6 @@ fn plugin_check(ctx: &Result<PluginContext, String>, pane: Option<&str>) -> Chec
     }
 }
 
-/// `herdr X.Y.Z[-...]` -> (X, Y, Z).
-fn parse_version(line: &str) -> Option<(u64, u64, u64)> {
-    let v = line.split_whitespace().nth(1)?;
-    let core = v.split(['-', '+']).next()?;
-    let mut it = core.split('.').map(|n| n.parse::<u64>().ok());
-    Some((it.next()??, it.next()??, it.next()??))
-}
-
 fn binary(herdr: &Herdr, bin: &str) -> Check {
     let line = match herdr.version() {
         Ok(v) => v,
@@ -175,12 +159,12 @@ fn binary(herdr: &Herdr, bin: &str) -> Check {
             )
         }
     };
-    match parse_version(&line) {
-        Some(v) if v < (0, 8, 0) => fail(
+    match version::parse(&line) {
+        Some(v) if v < version::OLDEST_SUPPORTED => fail(
             "herdr binary",
             format!("{bin} reports {line}: older than 0.8.0, the oldest Herdr herdr-link supports"),
         ),
-        Some(v) if v < (0, 8, 2) => pass(
+        Some(v) if v < version::SETS_BIN_PATH => pass(
             "herdr binary",
             format!(
                 "{bin} runs and reports {line} (before 0.8.2 Herdr sets no HERDR_BIN_PATH in panes: agents there need it exported; see the README's supported versions)"
@@ -305,7 +289,10 @@ fn settings() -> Check {
     }
 }
 
-/// The checks that need the caller's live record: self, its Agent Name, its peers.
+/// The checks that need the caller's live record: self, its Agent Name, its peers. Each asks
+/// what Link's own calls ask and decides with Link's own rules ([`identity::probe_self`] with
+/// its moved-pane fallback, [`identity::judge_self`], [`visible_peers`]), so a PASS here is a
+/// call that works there; only the wording (and the ids, for operators) is doctor's.
 fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
     let dependents = |why: &str| {
         vec![
@@ -313,64 +300,100 @@ fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
             skip("peers", format!("skipped: {why}")),
         ]
     };
-    let Some(pane) = pane else {
-        let mut v = vec![skip(
-            "self record",
-            "skipped: no pane to diagnose (HERDR_PANE_ID is not set; pass --pane)",
-        )];
-        v.extend(dependents("no pane to diagnose"));
-        return v;
+    let with_dependents = |first: Check, why: &str| {
+        let mut v = vec![first];
+        v.extend(dependents(why));
+        v
     };
-    let record = match herdr.agent_get(pane) {
-        Ok(v) => AgentRecord::from_response(&v),
-        Err(e) => {
-            let mut v = vec![fail(
+    let Some(pane) = pane else {
+        return with_dependents(
+            skip(
                 "self record",
-                format!("agent get {pane} failed: {}", e.detail()),
-            )];
-            v.extend(dependents("no self record"));
-            return v;
+                "skipped: no pane to diagnose (HERDR_PANE_ID is not set; pass --pane)",
+            ),
+            "no pane to diagnose",
+        );
+    };
+    let (record, current) = match identity::probe_self(herdr, pane) {
+        Ok(found) => found,
+        Err(e) => {
+            return with_dependents(
+                fail(
+                    "self record",
+                    format!(
+                        "agent get {pane} failed: {} (Link answers {})",
+                        e.detail(),
+                        e.code()
+                    ),
+                ),
+                "no self record",
+            )
         }
     };
-    let Some(record) = record else {
-        let mut v = vec![fail(
-            "self record",
-            format!("agent get {pane} returned no agent record"),
-        )];
-        v.extend(dependents("no self record"));
-        return v;
+    let verdict = identity::judge_self(record.as_ref(), &current);
+    let record = match (record, verdict.clone()) {
+        (Some(r), SelfRecord::Named | SelfRecord::Unnamed) => r,
+        (None, _) => {
+            return with_dependents(
+                fail(
+                    "self record",
+                    format!(
+                        "agent get {current} returned no agent record (Link answers SELF_UNNAMED)"
+                    ),
+                ),
+                "no self record",
+            )
+        }
+        (Some(r), SelfRecord::Refused(why)) => {
+            let shown = r.pane_id.as_deref().unwrap_or("no pane id");
+            let state = if r.is_live() { "live" } else { "not live" };
+            return with_dependents(
+                fail(
+                    "self record",
+                    format!(
+                        "{why}: agent get {current} answered for {shown} ({state}); Link answers SELF_UNNAMED"
+                    ),
+                ),
+                "no usable self record",
+            );
+        }
+    };
+    let moved = if current == pane {
+        String::new()
+    } else {
+        format!(" (moved: {pane} is now {current})")
     };
     let workspace = record.workspace_id.clone().unwrap_or_default();
-    let mut checks = Vec::new();
-    checks.push(if !record.is_live() {
+    let mut checks = vec![if workspace.is_empty() {
         fail(
             "self record",
-            format!("the occupant of pane {pane} is not live"),
-        )
-    } else if workspace.is_empty() {
-        fail(
-            "self record",
-            format!("pane {pane} has no workspace_id: every peer lookup would fail closed"),
+            format!(
+                "pane {current}{moved} has no workspace_id: every peer lookup would fail closed"
+            ),
         )
     } else {
         pass(
             "self record",
             format!(
-                "pane {} in workspace {workspace}, state {}",
-                record.pane_id.as_deref().unwrap_or(pane),
+                "pane {current}{moved} in workspace {workspace}, state {}",
                 record.state.as_str()
             ),
         )
-    });
-    let self_name = record.stable_name().map(str::to_string);
-    checks.push(match &self_name {
-        Some(n) => pass("agent name", n.clone()),
-        None if record.is_live() => pass(
-            "agent name",
-            "unnamed: the bootstrap will name it hl-<8 hex> when the MCP server starts or on its first peers/send",
-        ),
-        None => fail("agent name", "no name, and the occupant is not live"),
-    });
+    }];
+    let self_name = match verdict {
+        SelfRecord::Named => {
+            let name = record.stable_name().unwrap_or_default().to_string();
+            checks.push(pass("agent name", name.clone()));
+            name
+        }
+        _ => {
+            checks.push(pass(
+                "agent name",
+                "unnamed: the bootstrap will name it hl-<8 hex> when the MCP server starts or on its first peers/send",
+            ));
+            String::new()
+        }
+    };
     if workspace.is_empty() {
         checks.push(skip("peers", "skipped: no self workspace"));
         return checks;
@@ -378,20 +401,15 @@ fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
     checks.push(match herdr.agent_list() {
         Err(e) => fail("peers", format!("agent list failed: {}", e.detail())),
         Ok(v) => {
-            let mut seen = Vec::new();
-            let peers: Vec<String> = records::agent_list(&v)
+            let list = records::agent_list(&v);
+            let peers: Vec<String> = visible_peers(&self_name, &workspace, &list)
                 .into_iter()
-                .filter(|r| r.workspace_id.as_deref() == Some(workspace.as_str()))
-                .filter_map(|r| {
-                    let name = r.stable_name()?.to_string();
-                    if Some(&name) == self_name.as_ref() || seen.contains(&name) {
-                        return None;
-                    }
-                    seen.push(name.clone());
-                    Some(match r.pane_id {
+                .map(|r| {
+                    let name = r.name.as_deref().unwrap_or_default();
+                    match &r.pane_id {
                         Some(p) => format!("{name} ({p}, {})", r.state.as_str()),
                         None => format!("{name} ({})", r.state.as_str()),
-                    })
+                    }
                 })
                 .collect();
             if peers.is_empty() {
@@ -484,18 +502,4 @@ pub fn run(pane: Option<String>) -> i32 {
         )
     };
     i32::from(failed > 0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_version;
-
-    #[test]
-    fn versions_parse() {
-        assert_eq!(parse_version("herdr 0.8.0"), Some((0, 8, 0)));
-        assert_eq!(parse_version("herdr 0.8.2-preview.7"), Some((0, 8, 2)));
-        assert_eq!(parse_version("herdr 0.10.1"), Some((0, 10, 1)));
-        assert_eq!(parse_version("herdr"), None);
-        assert_eq!(parse_version("herdr x.y.z"), None);
-    }
 }

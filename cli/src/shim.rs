@@ -10,23 +10,24 @@
 //! 2. only for a wait, asks the holders of its ancestors whether Link is active
 //!    ([`herdr_link::presence`]); if so it refuses: the guard's reason on stderr, exit status
 //!    [`EXIT_REFUSED`], nothing run;
-//! 3. otherwise finds the real Herdr, the next `herdr` on PATH after its own, and `execv`s it
-//!    with the same argv (`argv[0]` included), environment and stdio, so exit status, signals
-//!    and output are Herdr's own. No real Herdr: one line on stderr, exit 127.
+//! 3. otherwise finds the real Herdr, the next `herdr` on PATH after its own, and execs it
+//!    (through std's `CommandExt::exec`) with the same argv (`argv[0]` included), environment,
+//!    stdio, signal mask and ignored signals as its caller gave the shim, so exit status,
+//!    signals and output are Herdr's own. No real Herdr: one line on stderr, exit 127.
 //!
 //! Nothing else runs first: no runtime, no bootstrap, no operator log; a non-wait costs a PATH
 //! scan and an exec.
 
-use std::ffi::{CString, OsStr, OsString};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use herdr_link::guard::policy;
+use herdr_link::paths;
 use herdr_link::presence::{self, Found};
 
 /// The name the binary answers to as the shim.
-pub const NAME: &str = "herdr";
+pub const NAME: &str = paths::HERDR;
 
 /// Exit status of a refused wait (sysexits' `EX_NOPERM`): distinct from Herdr's own 0, 1
 /// (error) and 2 (usage), and from the shells' 126/127.
@@ -37,9 +38,6 @@ pub const EXIT_NOT_FOUND: i32 = 127;
 
 /// Exit status when the real Herdr was found but could not be executed (as a shell's).
 pub const EXIT_CANNOT_EXEC: i32 = 126;
-
-/// The PATH used when none is set (what `execvp` uses).
-const DEFAULT_PATH: &str = "/bin:/usr/bin";
 
 /// Whether the process was started under the shim's name (`argv[0]`'s last component).
 pub fn is_shim(argv0: &OsStr) -> bool {
@@ -61,21 +59,6 @@ fn file_id(path: &Path) -> Option<FileId> {
     })
 }
 
-/// Whether `path` is an executable regular file (after symlinks).
-fn executable(path: &Path) -> bool {
-    let Ok(m) = std::fs::metadata(path) else {
-        return false;
-    };
-    if !m.is_file() || m.mode() & 0o111 == 0 {
-        return false;
-    }
-    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: a valid C string.
-    unsafe { libc::access(c.as_ptr(), libc::X_OK) == 0 }
-}
-
 /// Whether `path` is a herdr-link binary: this very file (by device and inode, through links
 /// of any kind), or a file whose resolved name is `herdr-link` (another build of the shim).
 pub(crate) fn is_a_shim(path: &Path, me: Option<FileId>) -> bool {
@@ -89,22 +72,7 @@ pub(crate) fn is_a_shim(path: &Path, me: Option<FileId>) -> bool {
 
 /// The first `herdr` on `path` (a PATH value) that is an executable file.
 pub fn first_on_path(path: &OsStr) -> Option<PathBuf> {
-    candidates(path).next()
-}
-
-/// Every executable `herdr` on `path` (a PATH value), in order; an empty entry is `.`, as for
-/// `execvp`.
-fn candidates(path: &OsStr) -> impl Iterator<Item = PathBuf> + '_ {
-    std::env::split_paths(path)
-        .map(|d| {
-            if d.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                d
-            }
-        })
-        .map(|d| d.join(NAME))
-        .filter(|c| executable(c))
+    paths::executables(path, NAME, None).into_iter().next()
 }
 
 /// Whether `path` is a herdr-link binary (this one or another build): the shim.
@@ -118,7 +86,7 @@ pub fn is_shim_binary(path: &Path) -> bool {
 /// (so a shim directory listed twice, or `$HERDR_BIN_PATH` naming the shim, never loops).
 pub fn find_real(path: &OsStr, me: Option<&Path>) -> Option<PathBuf> {
     let me = me.and_then(file_id);
-    let candidates: Vec<PathBuf> = candidates(path).collect();
+    let candidates = paths::executables(path, NAME, None);
     let own = candidates.iter().position(|c| is_a_shim(c, me));
     let after = own.map_or(0, |i| i + 1);
     candidates[after..]
@@ -148,7 +116,7 @@ pub fn decide(args: &[OsString], active: impl FnOnce() -> bool) -> Action {
 /// session (if it runs under one).
 fn active_here() -> bool {
     let session = std::env::var("CLAUDE_CODE_SESSION_ID").ok();
-    presence::ask_ancestors(session.as_deref().filter(|s| !s.is_empty())) == Found::Active
+    presence::ask_ancestors(presence::claude_session(session.as_deref())) == Found::Active
 }
 
 /// Runs the shim with the full argv (`argv[0]` first). Returns only when nothing was executed.
@@ -159,7 +127,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
         let _ = writeln!(std::io::stderr().lock(), "{reason}");
         return EXIT_REFUSED;
     }
-    let path = std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into());
+    let path = std::env::var_os("PATH").unwrap_or_else(|| paths::DEFAULT_PATH.into());
     let me = std::env::current_exe().ok();
     let Some(real) = find_real(&path, me.as_deref()) else {
         let _ = writeln!(
@@ -181,27 +149,89 @@ pub fn run(argv: Vec<OsString>) -> i32 {
     }
 }
 
-/// `execv(real, argv)`; returns only on failure.
+/// Execs `real` with `argv` (`argv[0]` included) through std, then puts back what std's exec
+/// changes from the caller's state: std empties the signal mask and resets `SIGPIPE` to its
+/// default (which its runtime ignores in every Rust program), so the caller's mask and an
+/// ignored `SIGPIPE` are restored in the child just before the exec. Returns only on failure.
 fn exec(real: &Path, argv: &[OsString]) -> std::io::Error {
-    let Ok(prog) = CString::new(real.as_os_str().as_bytes()) else {
-        return std::io::Error::from_raw_os_error(libc::EINVAL);
-    };
-    let mut owned: Vec<CString> = Vec::with_capacity(argv.len().max(1));
-    for a in argv {
-        match CString::new(a.clone().into_vec()) {
-            Ok(c) => owned.push(c),
-            // A NUL cannot be in a real argv; never reached.
-            Err(_) => return std::io::Error::from_raw_os_error(libc::EINVAL),
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new(real);
+    cmd.arg0(argv.first().map_or(OsStr::new(NAME), OsString::as_os_str))
+        .args(argv.iter().skip(1));
+    let inherited = signals::Inherited::now();
+    // SAFETY: the closure only makes async-signal-safe calls (sigprocmask, signal).
+    unsafe { cmd.pre_exec(move || inherited.restore()) };
+    cmd.exec()
+}
+
+/// The signal state the shim's caller gave it, which a direct exec would have passed on.
+mod signals {
+    use std::sync::atomic::{AtomicU8, Ordering};
+
+    /// `SIGPIPE` as found before std's runtime set it ignored: unknown, default, ignored.
+    static SIGPIPE_AT_START: AtomicU8 = AtomicU8::new(UNKNOWN);
+    const UNKNOWN: u8 = 0;
+    const DEFAULT: u8 = 1;
+    const IGNORED: u8 = 2;
+
+    /// Runs before `main` (and before std ignores `SIGPIPE`): records the disposition the
+    /// process was started with.
+    extern "C" fn record_sigpipe() {
+        // SAFETY: querying (not changing) a disposition into a zeroed sigaction.
+        let ignored = unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction == libc::SIG_IGN
+        };
+        SIGPIPE_AT_START.store(if ignored { IGNORED } else { DEFAULT }, Ordering::Relaxed);
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[used]
+    #[link_section = ".init_array"]
+    static RECORD_SIGPIPE: extern "C" fn() = record_sigpipe;
+
+    #[cfg(target_vendor = "apple")]
+    #[used]
+    #[link_section = "__DATA,__mod_init_func"]
+    static RECORD_SIGPIPE: extern "C" fn() = record_sigpipe;
+
+    /// The caller's signal mask and whether it ignored `SIGPIPE`.
+    #[derive(Clone, Copy)]
+    pub struct Inherited {
+        mask: libc::sigset_t,
+        sigpipe_ignored: bool,
+    }
+
+    impl Inherited {
+        /// Reads the state now (std's runtime does not change the mask, so it is the caller's).
+        pub fn now() -> Inherited {
+            // SAFETY: an all-zero sigset is valid storage; sigprocmask only fills it.
+            let mut mask: libc::sigset_t = unsafe { std::mem::zeroed() };
+            // SAFETY: reading the current mask into `mask`.
+            unsafe { libc::sigprocmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask) };
+            Inherited {
+                mask,
+                sigpipe_ignored: SIGPIPE_AT_START.load(Ordering::Relaxed) == IGNORED,
+            }
+        }
+
+        /// In the child, after std's own reset: the caller's mask and `SIGPIPE` again.
+        pub fn restore(&self) -> std::io::Result<()> {
+            // SAFETY: async-signal-safe calls on valid arguments.
+            unsafe {
+                if libc::sigprocmask(libc::SIG_SETMASK, &self.mask, std::ptr::null_mut()) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if self.sigpipe_ignored
+                    && libc::signal(libc::SIGPIPE, libc::SIG_IGN) == libc::SIG_ERR
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
         }
     }
-    if owned.is_empty() {
-        owned.push(CString::new(NAME).unwrap_or_default());
-    }
-    let mut ptrs: Vec<*const libc::c_char> = owned.iter().map(|c| c.as_ptr()).collect();
-    ptrs.push(std::ptr::null());
-    // SAFETY: NUL-terminated strings and a null-terminated array that outlive the call.
-    unsafe { libc::execv(prog.as_ptr(), ptrs.as_ptr()) };
-    std::io::Error::last_os_error()
 }
 
 #[cfg(test)]

@@ -8,10 +8,8 @@
 //! `HERDR_LINK_LIB` / `HERDR_LINK_BIN` pointing at another build, the same scenarios run against
 //! it (that is how they were seen to fail on the library before delivery turns).
 
-#[path = "../../tests/common/mod.rs"]
-mod common;
-#[path = "mcp/harness.rs"]
-mod harness;
+use test_support::mcp as harness;
+use test_support::world as common;
 
 use std::collections::HashMap;
 use std::io::Write;

@@ -5,8 +5,7 @@
 //! child (Codex) or through `sh -c` (Claude Code). Needs python3 and the fake Herdr built next
 //! to the binary (`cargo build -p fake-herdr`).
 
-#[path = "mcp/harness.rs"]
-mod harness;
+use test_support::mcp as harness;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::MetadataExt;

@@ -3,8 +3,7 @@
 //! operator log). Also the start-up hint `herdr-link mcp` gives when only HERDR_BIN_PATH is
 //! missing.
 
-#[path = "mcp/harness.rs"]
-mod harness;
+use test_support::mcp as harness;
 
 use std::process::{Command, Output};
 
@@ -70,8 +69,10 @@ fn line<'a>(lines: &'a [String], check: &str) -> &'a str {
 
 fn assert_read_only(w: &World) {
     for argv in w.argv() {
-        let allowed =
-            argv == ["--version"] || argv[..2] == ["agent", "get"] || argv == ["agent", "list"];
+        let allowed = argv == ["--version"]
+            || argv[..2] == ["agent", "get"]
+            || argv[..2] == ["pane", "get"]
+            || argv == ["agent", "list"];
         assert!(allowed, "doctor ran {argv:?}");
     }
 }

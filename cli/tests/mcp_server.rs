@@ -2,8 +2,7 @@
 //! hides (garbage lines, notification order, error codes, EOF). Needs the fake Herdr built
 //! next to the binary (`cargo build -p fake-herdr`).
 
-#[path = "mcp/harness.rs"]
-mod harness;
+use test_support::mcp as harness;
 
 use std::time::Duration;
 

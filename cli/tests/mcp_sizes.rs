@@ -3,8 +3,7 @@
 //! `-32600` with its id, without building it; an over-long message is SEND_FAILED with no
 //! Herdr call; the server's peak RSS stays within 64 MiB of its baseline; it keeps serving.
 
-#[path = "mcp/harness.rs"]
-mod harness;
+use test_support::mcp as harness;
 
 use std::time::Duration;
 

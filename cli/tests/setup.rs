@@ -400,23 +400,7 @@ fn opencode_adds_the_server_and_the_guard_plugin() {
 "#;
     h.write("xdg/opencode/opencode.json", existing);
     let herdr = h.herdr("0.8.0");
-    let run = |args: &[&str]| {
-        Command::new(BIN)
-            .arg("setup")
-            .arg("opencode")
-            .args([
-                "--bin",
-                "/usr/bin/herdr-link",
-                "--herdr",
-                herdr.to_str().unwrap(),
-            ])
-            .args(args)
-            .env_clear()
-            .env("HOME", h.home())
-            .env("XDG_CONFIG_HOME", h.root.join("xdg"))
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| opencode_setup(&h, &herdr, args);
     ok(&run(&[]));
     let cfg: Value = serde_json::from_str(&h.read("xdg/opencode/opencode.json")).unwrap();
     assert_eq!(keys(&cfg), ["$schema", "theme", "mcp"]);
@@ -442,6 +426,154 @@ fn opencode_adds_the_server_and_the_guard_plugin() {
         serde_json::from_str::<Value>(&h.read("xdg/opencode/opencode.json")).unwrap(),
         serde_json::from_str::<Value>(existing).unwrap()
     );
+}
+
+/// OpenCode's own format: comments and trailing commas, as a user's file has them.
+const OPENCODE_JSONC: &str = r#"{
+  // my settings
+  "$schema": "https://opencode.ai/config.json",
+  "theme": "tokyonight", /* dark */
+  "mcp": {
+    "search": { "type": "remote", "url": "https://example.invalid/mcp", },
+  },
+}
+"#;
+
+/// A JSONC text as plain JSON (OpenCode's reading of it).
+fn jsonc(text: &str) -> Value {
+    jsonc_parser::cst::CstRootNode::parse(text, &Default::default())
+        .unwrap_or_else(|e| panic!("not JSONC ({e}):\n{text}"))
+        .to_serde_value()
+        .unwrap()
+}
+
+/// `herdr-link setup opencode ARGS` for this home (`XDG_CONFIG_HOME` = `<root>/xdg`).
+fn opencode_setup(h: &Home, herdr: &Path, args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(["setup", "opencode", "--bin", "/usr/bin/herdr-link"])
+        .args(["--herdr", herdr.to_str().unwrap()])
+        .args(args)
+        .env_clear()
+        .env("HOME", h.home())
+        .env("XDG_CONFIG_HOME", h.root.join("xdg"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn opencode_jsonc_keeps_comments_and_trailing_commas_and_uninstalls_to_the_same_bytes() {
+    let h = Home::new("opencode-jsonc");
+    h.write("xdg/opencode/opencode.jsonc", OPENCODE_JSONC);
+    let herdr = h.herdr("0.8.2");
+
+    // --dry-run: the diff, nothing written.
+    let before = h.snapshot();
+    let out = ok(&opencode_setup(&h, &herdr, &["--dry-run"]));
+    assert!(out.contains(r#"+    "herdr_link": {"#), "{out}");
+    assert_eq!(h.snapshot(), before, "--dry-run wrote something");
+
+    ok(&opencode_setup(&h, &herdr, &[]));
+    let text = h.read("xdg/opencode/opencode.jsonc");
+    for kept in [
+        "// my settings",
+        "/* dark */",
+        r#""https://example.invalid/mcp", },"#,
+    ] {
+        assert!(text.contains(kept), "{kept:?} lost:\n{text}");
+    }
+    let cfg = jsonc(&text);
+    assert_eq!(keys(&cfg), ["$schema", "theme", "mcp"]);
+    assert_eq!(keys(&cfg["mcp"]), ["search", "herdr_link"]);
+    assert_eq!(
+        cfg["mcp"]["herdr_link"],
+        json!({"type": "local", "command": ["/usr/bin/herdr-link", "mcp"]})
+    );
+    assert!(!h.root.join("xdg/opencode/opencode.json").exists());
+    assert!(h
+        .root
+        .join("xdg/opencode/plugins/herdr-link-guard.js")
+        .is_file());
+
+    let first = h.snapshot();
+    let again = ok(&opencode_setup(&h, &herdr, &[]));
+    assert_eq!(h.snapshot(), first, "a second run changed something");
+    assert!(again.contains("unchanged"), "{again}");
+
+    let out = ok(&opencode_setup(&h, &herdr, &["--uninstall", "--dry-run"]));
+    assert!(out.contains(r#"-    "herdr_link": {"#), "{out}");
+    assert_eq!(h.snapshot(), first, "--uninstall --dry-run wrote something");
+    ok(&opencode_setup(&h, &herdr, &["--uninstall"]));
+    assert_eq!(h.read("xdg/opencode/opencode.jsonc"), OPENCODE_JSONC);
+    assert!(!h
+        .root
+        .join("xdg/opencode/plugins/herdr-link-guard.js")
+        .exists());
+}
+
+#[test]
+fn opencode_project_mode_finds_the_jsonc_and_the_jsonc_wins_over_the_json() {
+    let h = Home::new("opencode-project");
+    let herdr = h.herdr("0.8.2");
+    let project = h.root.join("proj");
+    h.write("proj/opencode.jsonc", OPENCODE_JSONC);
+    ok(&opencode_setup(
+        &h,
+        &herdr,
+        &["--project", project.to_str().unwrap()],
+    ));
+    assert!(
+        !project.join("opencode.json").exists(),
+        "project mode wrote a second file"
+    );
+    let cfg = jsonc(&h.read("proj/opencode.jsonc"));
+    assert_eq!(cfg["mcp"]["herdr_link"]["command"][1], "mcp");
+    assert!(h.read("proj/opencode.jsonc").contains("// my settings"));
+    assert!(project
+        .join(".opencode/plugins/herdr-link-guard.js")
+        .is_file());
+
+    // Both files (global mode): OpenCode merges them with the .jsonc last, so the entry goes
+    // there, and an older entry in opencode.json (which would merge under it) is taken out.
+    let stale = r#"{
+  "theme": "x",
+  "mcp": { "herdr_link": { "type": "local", "command": ["/old/herdr-link", "mcp"], "environment": { "HERDR_BIN_PATH": "/old/herdr" } } }
+}
+"#;
+    h.write("xdg/opencode/opencode.json", stale);
+    h.write("xdg/opencode/opencode.jsonc", OPENCODE_JSONC);
+    ok(&opencode_setup(&h, &herdr, &[]));
+    let winner = jsonc(&h.read("xdg/opencode/opencode.jsonc"));
+    assert_eq!(
+        winner["mcp"]["herdr_link"]["command"][0],
+        "/usr/bin/herdr-link"
+    );
+    let loser = jsonc(&h.read("xdg/opencode/opencode.json"));
+    assert_eq!(
+        loser,
+        json!({"theme": "x"}),
+        "the stale entry stays in opencode.json"
+    );
+    let first = h.snapshot();
+    ok(&opencode_setup(&h, &herdr, &[]));
+    assert_eq!(h.snapshot(), first, "a second run changed something");
+    ok(&opencode_setup(&h, &herdr, &["--uninstall"]));
+    assert_eq!(h.read("xdg/opencode/opencode.jsonc"), OPENCODE_JSONC);
+}
+
+#[test]
+fn opencode_malformed_jsonc_is_an_error_and_nothing_is_written() {
+    let h = Home::new("opencode-bad");
+    let herdr = h.herdr("0.8.2");
+    h.write(
+        "xdg/opencode/opencode.jsonc",
+        "{\n  // fine\n  \"mcp\": {\n",
+    );
+    let before = h.snapshot();
+    let out = opencode_setup(&h, &herdr, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("opencode.jsonc is not valid JSONC"), "{err}");
+    assert_eq!(h.snapshot(), before);
 }
 
 #[test]

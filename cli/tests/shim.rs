@@ -7,8 +7,7 @@
 //! starts `herdr-link mcp` as a child that answers for it once activated (the MCP route). Tests
 //! that depend on who answers hold one lock.
 
-#[path = "mcp/harness.rs"]
-mod harness;
+use test_support::mcp as harness;
 
 use std::ffi::OsStr;
 use std::io::Write;
@@ -23,14 +22,18 @@ use harness::{link_bin, Server, World, WORLD};
 use herdr_link::guard::Verdict;
 use herdr_link::presence::{self, HostKey};
 use serde_json::json;
+use test_support::signals;
 
 /// Exit status of a refused wait (documented in docs/guard.md).
 const REFUSED: i32 = 77;
 
-/// The stand-in real Herdr: records its arguments (NUL-separated) in `$SHIM_TEST_OUT`, copies
-/// stdin to stdout, then exits with `$SHIM_TEST_EXIT` or kills itself with `$SHIM_TEST_SIGNAL`.
+/// The stand-in real Herdr: records its arguments (NUL-separated) in `$SHIM_TEST_OUT`; with
+/// `$SHIM_TEST_SIGS` it execs `cat` on its own status there instead (the exec keeps the ignored
+/// signals and the mask); else it copies stdin to stdout, then exits with `$SHIM_TEST_EXIT` or
+/// kills itself with `$SHIM_TEST_SIGNAL`.
 const REAL: &str = r#"#!/bin/sh
 [ -n "$SHIM_TEST_OUT" ] && printf '%s\0' "$@" > "$SHIM_TEST_OUT"
+[ -n "$SHIM_TEST_SIGS" ] && exec cat /proc/self/status > "$SHIM_TEST_SIGS"
 cat
 [ -n "$SHIM_TEST_SIGNAL" ] && kill -"$SHIM_TEST_SIGNAL" $$
 exit "${SHIM_TEST_EXIT:-0}"
@@ -68,10 +71,12 @@ impl Dirs {
         parts.join(":")
     }
 
-    /// `herdr ARGS` resolved through `path`, with `stdin`.
+    /// `herdr ARGS` resolved through `path`, with `stdin`, started with default signal
+    /// dispositions (as from a terminal, even when this test runs in a background shell).
     fn herdr(&self, path: &str, args: &[&OsStr], stdin: &[u8], env: &[(&str, &str)]) -> Output {
         let _ = std::fs::remove_file(self.out());
         let mut cmd = Command::new("herdr");
+        signals::defaults(&mut cmd);
         cmd.args(args)
             .env_clear()
             .env("PATH", path)
@@ -248,6 +253,58 @@ fn exit_status_and_signals_are_herdrs() {
     unsafe { libc::kill(pid, libc::SIGTERM) };
     let status = child.wait().unwrap();
     assert_eq!(status.signal(), Some(libc::SIGTERM));
+}
+
+/// What Herdr starts with through the shim is what it starts with when the caller runs it
+/// directly: the same ignored signals (SIGPIPE included, which Rust programs ignore for
+/// themselves) and the same signal mask, for callers in several states.
+#[test]
+fn child_starts_with_the_callers_signal_dispositions() {
+    let d = Dirs::new("signals");
+    let sigs = d.root.join("sigs");
+    let started = |path: &str, ignored: &[i32], blocked: &[i32]| {
+        let _ = std::fs::remove_file(&sigs);
+        let mut cmd = Command::new("herdr");
+        cmd.args(["agent", "list"])
+            .env_clear()
+            .env("PATH", path)
+            .env("SHIM_TEST_SIGS", &sigs)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
+        signals::with(&mut cmd, ignored, blocked);
+        let status = cmd.status().unwrap();
+        assert!(status.success(), "{status:?}");
+        signals::status_masks(&std::fs::read_to_string(&sigs).unwrap())
+    };
+    let direct = d.path(&[&d.real]);
+    let shimmed = d.path(&[&d.shim, &d.real]);
+    let bit = |mask: &str, sig: i32| u64::from_str_radix(mask, 16).unwrap() >> (sig - 1) & 1 == 1;
+    for (ignored, blocked) in [
+        (&[][..], &[][..]),
+        (&[libc::SIGINT, libc::SIGQUIT], &[]),
+        (&[libc::SIGPIPE], &[]),
+        (&[libc::SIGHUP, libc::SIGTERM], &[libc::SIGUSR1]),
+        (&[], &[libc::SIGINT, libc::SIGUSR2]),
+    ] {
+        let want = started(&direct, ignored, blocked);
+        let got = started(&shimmed, ignored, blocked);
+        assert_eq!(
+            got, want,
+            "ignored {ignored:?}, blocked {blocked:?}: (SigIgn, SigBlk) through the shim vs direct"
+        );
+        for &s in ignored {
+            assert!(bit(&want.0, s), "signal {s} should be ignored: {want:?}");
+        }
+        for &s in blocked {
+            assert!(bit(&want.1, s), "signal {s} should be blocked: {want:?}");
+        }
+        if !ignored.contains(&libc::SIGPIPE) {
+            assert!(
+                !bit(&got.0, libc::SIGPIPE),
+                "SIGPIPE ignored through the shim"
+            );
+        }
+    }
 }
 
 #[test]

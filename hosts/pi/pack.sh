@@ -33,7 +33,8 @@ stage="$out/herdr-link-pi"
 rm -rf "$stage"
 mkdir -p "$stage"
 cp "$here/package.json" "$here/package-lock.json" "$here/README.md" "$stage/"
-cp -R "$here/src" "$stage/src"
+# -L: src/native.ts is a link to the shared binding (hosts/node/herdr-link.ts); ship the file.
+cp -RL "$here/src" "$stage/src"
 cp "$lib" "$stage/$libname"
 echo "== npm ci --omit=dev (koffi, bundled into the package)"
 (cd "$stage" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)

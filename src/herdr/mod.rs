@@ -7,6 +7,7 @@
 
 pub mod process;
 pub mod records;
+pub mod version;
 
 use std::cell::RefCell;
 use std::time::{Duration, Instant};

@@ -6,9 +6,10 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use super::files::{read_optional, Change};
-use super::{codex_toml, json as js, shim, Host, Options, Places};
+use super::{codex_toml, json as js, jsonc, shim, Host, Options, Places};
 use herdr_link::env::HerdrEnv;
-use herdr_link::herdr::Herdr;
+use herdr_link::herdr::{version, Herdr};
+use herdr_link::paths::{self, shell_word};
 
 /// The MCP server's name on every host (an underscore: a hyphen breaks Codex's tool surface).
 const SERVER: &str = "herdr_link";
@@ -78,7 +79,7 @@ pub fn herdr_check(explicit: Option<&Path>) -> Result<HerdrCheck, String> {
         None => std::env::var_os("HERDR_BIN_PATH")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
-            .or_else(|| on_path("herdr")),
+            .or_else(|| paths::on_path(paths::HERDR)),
     };
     let Some(path) = found else {
         return Ok(HerdrCheck {
@@ -97,12 +98,12 @@ pub fn herdr_check(explicit: Option<&Path>) -> Result<HerdrCheck, String> {
     let line = driver
         .version()
         .map_err(|e| format!("cannot read the version of {shown}: {}", e.detail()))?;
-    let Some(version) = parse_version(&line) else {
+    let Some(found) = version::parse(&line) else {
         return Err(format!(
             "{shown} --version printed {line:?}, not a Herdr version"
         ));
     };
-    if version < (0, 8, 2, true) {
+    if found < version::SETS_BIN_PATH {
         Ok(HerdrCheck {
             pin: Some(shown.clone()),
             note: format!(
@@ -118,53 +119,19 @@ pub fn herdr_check(explicit: Option<&Path>) -> Result<HerdrCheck, String> {
     }
 }
 
-/// `herdr 0.8.0` → (0, 8, 0, release). A pre-release sorts before its release.
-pub fn parse_version(line: &str) -> Option<(u64, u64, u64, bool)> {
-    let v = line
-        .trim()
-        .strip_prefix("herdr ")?
-        .split_whitespace()
-        .next()?;
-    let (core, pre) = match v.split_once('-') {
-        Some((c, _)) => (c, true),
-        None => (v, false),
-    };
-    let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
-    let (a, b, c) = (parts.next()??, parts.next()??, parts.next()??);
-    parts.next().is_none().then_some((a, b, c, !pre))
-}
-
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
-/// Quotes a path for a hook command line (run by `sh -c`).
-fn sh_quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=".contains(c))
-    {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
-}
-
 /// Claude Code's `SessionStart` hook putting the shim first on PATH (`herdr-link shim-env`).
 fn shim_env_command(bin: &Path, dir: &Path) -> String {
     format!(
         "{} shim-env --dir {}",
-        sh_quote(&bin.display().to_string()),
-        sh_quote(&dir.display().to_string())
+        shell_word(&bin.display().to_string()),
+        shell_word(&dir.display().to_string())
     )
 }
 
 fn guard_command(bin: &Path, host: &str) -> String {
     format!(
         "{} guard --host {host}",
-        sh_quote(&bin.display().to_string())
+        shell_word(&bin.display().to_string())
     )
 }
 
@@ -324,38 +291,59 @@ fn codex(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     })
 }
 
-fn opencode(o: &Options, cx: &Ctx) -> Result<Plan, String> {
-    let (config, plugins) = match cx.project {
-        Some(dir) => (dir.join("opencode.json"), dir.join(".opencode/plugins")),
-        None => {
-            let dir = &cx.places.opencode;
-            let json = dir.join("opencode.json");
-            let jsonc = dir.join("opencode.jsonc");
-            let file = if !json.exists() && jsonc.exists() {
-                jsonc
-            } else {
-                json
-            };
-            (file, dir.join("plugins"))
-        }
+/// Edits an OpenCode config file as JSONC, in place (created when missing).
+fn jsonc_change(
+    path: PathBuf,
+    edit: impl FnOnce(&jsonc::Doc) -> Result<(), String>,
+) -> Result<Change, String> {
+    let before = read_optional(&path)?;
+    let doc = jsonc::Doc::parse(&path.display().to_string(), before.as_deref().unwrap_or(""))?;
+    let untouched = doc.text();
+    edit(&doc)?;
+    let text = doc.text();
+    let after = if text == untouched {
+        before.clone()
+    } else {
+        Some(text)
     };
+    Ok(Change {
+        path,
+        before,
+        after,
+    })
+}
+
+fn opencode(o: &Options, cx: &Ctx) -> Result<Plan, String> {
+    let (dir, plugins) = match cx.project {
+        Some(dir) => (dir.to_path_buf(), dir.join(".opencode/plugins")),
+        None => (
+            cx.places.opencode.clone(),
+            cx.places.opencode.join("plugins"),
+        ),
+    };
+    // The file OpenCode lets win gets the entry; the other one (both exist) loses any old one.
+    let (config, other) = jsonc::config_files(&dir);
     let bin = cx.bin.display().to_string();
-    let mcp = json_change(config, |root, what| {
-        let root = root.as_object_mut().expect("object");
+    let mut changes = vec![jsonc_change(config, |doc| {
         if o.uninstall {
-            js::remove_nested(root, "mcp", SERVER);
+            doc.remove_nested("mcp", SERVER);
             return Ok(());
         }
-        let servers = js::object_at(root, "mcp", what)?;
-        let entry = js::object_at(servers, SERVER, what)?;
-        js::set(entry, "type", json!("local"));
-        js::set(entry, "command", json!([bin, "mcp"]));
+        let entry = doc.object_at(&["mcp", SERVER])?;
+        jsonc::Doc::set(&entry, "type", &json!("local"));
+        jsonc::Doc::set(&entry, "command", &json!([bin, "mcp"]));
         if let Some(pin) = cx.pin {
-            let env = js::object_at(entry, "environment", what)?;
-            js::set(env, "HERDR_BIN_PATH", json!(pin));
+            let env = doc.object_at(&["mcp", SERVER, "environment"])?;
+            jsonc::Doc::set(&env, "HERDR_BIN_PATH", &json!(pin));
         }
         Ok(())
-    })?;
+    })?];
+    if let Some(other) = other {
+        changes.push(jsonc_change(other, |doc| {
+            doc.remove_nested("mcp", SERVER);
+            Ok(())
+        })?);
+    }
     let guard_path = plugins.join(OPENCODE_GUARD);
     let before = read_optional(&guard_path)?;
     let after = if o.uninstall {
@@ -379,8 +367,9 @@ fn opencode(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         before,
         after,
     };
+    changes.push(guard);
     Ok(Plan {
-        changes: vec![mcp, guard],
+        changes,
         ..Plan::default()
     })
 }
@@ -405,7 +394,7 @@ fn pi(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     }
     let pi =
         o.pi.clone()
-            .or_else(|| on_path("pi"))
+            .or_else(|| paths::on_path("pi"))
             .ok_or("pi is not on PATH; pass --pi PATH")?;
     let mut argv = vec![
         pi.display().to_string(),
@@ -437,7 +426,7 @@ pub fn run_command(cmd: &External, dry_run: bool) -> Result<(), String> {
     let shown = cmd
         .argv
         .iter()
-        .map(|a| sh_quote(a))
+        .map(|a| shell_word(a))
         .collect::<Vec<_>>()
         .join(" ");
     if dry_run {
@@ -457,34 +446,5 @@ pub fn run_command(cmd: &External, dry_run: bool) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("`{shown}` failed ({status})"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn versions() {
-        assert_eq!(parse_version("herdr 0.8.0"), Some((0, 8, 0, true)));
-        assert_eq!(parse_version("herdr 0.8.2\n"), Some((0, 8, 2, true)));
-        assert_eq!(
-            parse_version("herdr 0.8.2-preview.7"),
-            Some((0, 8, 2, false))
-        );
-        // Older than 0.8.2 (pin HERDR_BIN_PATH): 0.8.1 and 0.8.2's previews; not 0.8.2, 0.9.0.
-        let release = (0, 8, 2, true);
-        assert!(parse_version("herdr 0.8.1").unwrap() < release);
-        assert!(parse_version("herdr 0.8.2-preview.1").unwrap() < release);
-        assert!(parse_version("herdr 0.8.2").unwrap() >= release);
-        assert!(parse_version("herdr 0.9.0").unwrap() >= release);
-        assert_eq!(parse_version("tmux 3.4"), None);
-        assert_eq!(parse_version("herdr x"), None);
-    }
-
-    #[test]
-    fn quoting() {
-        assert_eq!(sh_quote("/usr/bin/herdr-link"), "/usr/bin/herdr-link");
-        assert_eq!(sh_quote("/a b/it's"), r"'/a b/it'\''s'");
     }
 }

@@ -9,6 +9,7 @@ mod codex_toml;
 mod files;
 mod hosts;
 mod json;
+mod jsonc;
 pub mod shim;
 
 use std::path::{Path, PathBuf};
@@ -29,9 +30,10 @@ extension). --uninstall keeps the shared shim link.
   codex      $CODEX_HOME/config.toml ([mcp_servers.herdr_link], [features] hooks = true) and the
              guard hook in $CODEX_HOME/hooks.json (CODEX_HOME defaults to ~/.codex); with
              --project DIR: DIR/.codex/ (Codex reads it in trusted projects)
-  opencode   mcp.herdr_link in $XDG_CONFIG_HOME/opencode/opencode.json and the guard plugin
-             plugins/herdr-link-guard.js beside it; with --project DIR: DIR/opencode.json and
-             DIR/.opencode/plugins/
+  opencode   mcp.herdr_link in $XDG_CONFIG_HOME/opencode/opencode.jsonc when it exists, else
+             opencode.json (JSONC: comments and trailing commas are kept), and the guard plugin
+             plugins/herdr-link-guard.js beside it; with --project DIR: DIR/opencode.jsonc or
+             DIR/opencode.json, and DIR/.opencode/plugins/
   pi         runs `pi install <package>` (the Pi extension, which carries the guard itself;
              the package directory from hosts/pi/pack.sh);
              with --project DIR: `pi install -l` in DIR
@@ -177,7 +179,11 @@ impl Places {
         let home = var("HOME").ok_or("HOME is not set")?;
         let codex_home = var("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
         let config = var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
-        let data = var("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
+        let data = herdr_link::paths::data_dir(
+            std::env::var_os("XDG_DATA_HOME").as_deref(),
+            Some(home.as_os_str()),
+        )
+        .unwrap_or_else(|| home.join(".local/share"));
         Ok(Places {
             opencode: config.join("opencode"),
             data,

@@ -15,20 +15,18 @@ pub const BLOCK_START: &str = "# >>> herdr-link shim (herdr-link setup) >>>";
 /// Last line of that block.
 pub const BLOCK_END: &str = "# <<< herdr-link shim <<<";
 
-/// The shim directory: `$XDG_DATA_HOME/herdr-link/shim` (default `~/.local/share/...`).
+/// The shim directory: `$XDG_DATA_HOME/herdr-link/shim` (default `~/.local/share/...`), as the
+/// library names it for everyone ([`herdr_link::paths::shim_dir_in`]).
 pub fn dir(places: &Places) -> PathBuf {
-    places.data.join("herdr-link").join("shim")
-}
-
-/// Quotes `s` for a POSIX shell (always single quotes).
-fn sq(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
+    herdr_link::paths::shim_dir_in(&places.data)
 }
 
 /// The shell line that puts `dir` first on PATH inside Herdr (`HERDR_ENV=1`), once: a second
-/// run (a nested shell, a sourced file) changes nothing.
+/// run (a nested shell, a sourced file) changes nothing. The library's PATH rule
+/// ([`herdr_link::paths::path_with_first`]) written for a shell; a test runs both on the same
+/// PATHs.
 pub fn path_line(dir: &Path) -> String {
-    let d = sq(&dir.display().to_string());
+    let d = herdr_link::paths::shell_word(&dir.display().to_string());
     format!(
         r#"if [ "${{HERDR_ENV:-}}" = 1 ]; then case ":${{PATH}}:" in *:{d}:*) ;; *) PATH={d}:"${{PATH}}"; export PATH ;; esac; fi"#
     )
@@ -222,11 +220,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn path_line_puts_the_shim_first_once_and_only_inside_herdr() {
+    fn path_line_is_the_library_rule_and_only_inside_herdr() {
         let dir = Path::new("/h/it's dir/shim");
         let line = path_line(dir);
         let run = |env: &[(&str, &str)]| {
-            let out = std::process::Command::new("sh")
+            let out = std::process::Command::new("/bin/sh")
                 .arg("-c")
                 .arg(format!("{line}\n{line}\nprintf %s \"$PATH\""))
                 .env_clear()
@@ -235,14 +233,21 @@ mod tests {
                 .unwrap();
             String::from_utf8(out.stdout).unwrap()
         };
+        for path in [
+            "/usr/bin:/bin",
+            "/usr/bin:/h/it's dir/shim",
+            "/h/it's dir/shim",
+            "/h/it's dir/shim2:/bin",
+            "/bin:/h/it's dir/shim:/usr/bin",
+        ] {
+            let rule = herdr_link::paths::path_with_first(dir, path.as_ref())
+                .map_or(path.to_string(), |p| p.to_string_lossy().into_owned());
+            assert_eq!(run(&[("PATH", path), ("HERDR_ENV", "1")]), rule, "{path}");
+            assert_eq!(run(&[("PATH", path)]), path, "outside Herdr: {path}");
+        }
         assert_eq!(
             run(&[("PATH", "/usr/bin:/bin"), ("HERDR_ENV", "1")]),
             "/h/it's dir/shim:/usr/bin:/bin"
-        );
-        assert_eq!(run(&[("PATH", "/usr/bin:/bin")]), "/usr/bin:/bin");
-        assert_eq!(
-            run(&[("PATH", "/usr/bin:/h/it's dir/shim"), ("HERDR_ENV", "1")]),
-            "/usr/bin:/h/it's dir/shim"
         );
     }
 

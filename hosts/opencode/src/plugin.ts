@@ -13,53 +13,35 @@
 // It runs the library's Bash guard (hl_bash_guard_in_style, style "gateway")
 // on every `bash` call in `tool.execute.before`.
 
-import { existsSync } from "node:fs"
-import { homedir } from "node:os"
-import { join } from "node:path"
 import { tool, type Hooks, type Plugin } from "@opencode-ai/plugin"
-import { loadLibrary, type HerdrLinkLibrary } from "./native.js"
+import { findLibrary, isBun, openWithBun, openWithKoffi, type HerdrLink, type Koffi } from "./native.js"
 import { zodShapeFromJsonSchema } from "./schema.js"
 
 const GATEWAY_TOOL = "herdr_link"
 const STYLE = "gateway"
 
-interface ToolDef {
-  name: string
-  description: string
-  input_schema: unknown
+const loaded = new Map<string, Promise<HerdrLink>>()
+
+/** Finds (the one search order of ./native.ts) and opens the library, once per path per
+ * process: bun:ffi under Bun (how OpenCode runs plugins), koffi under Node. */
+async function loadLibrary(): Promise<HerdrLink> {
+  const path = findLibrary(import.meta.url)
+  let lib = loaded.get(path)
+  if (!lib) {
+    lib = isBun()
+      ? openWithBun(path)
+      : import("koffi").then((m) => openWithKoffi(path, ((m as { default?: unknown }).default ?? m) as Koffi))
+    lib.catch(() => loaded.delete(path))
+    loaded.set(path, lib)
+  }
+  return lib
 }
-interface Presentation {
-  tools: ToolDef[]
-  contract: string | null
-}
-type CallResponse =
-  | { ok: true; result: unknown; active?: boolean; tools_changed?: boolean }
-  | { ok: false; error: { code: string; message: string }; active?: boolean; tools_changed?: boolean }
 
 let instances = 0
 
 /** Herdr sets these in every managed pane; without them the library offers nothing either. */
 function inHerdrPane(env: NodeJS.ProcessEnv): boolean {
   return env.HERDR_ENV === "1" && !!env.HERDR_BIN_PATH && !!env.HERDR_PANE_ID
-}
-
-/**
- * The herdr shim's directory (`herdr-link setup` links `herdr` there): Herdr's CLI front, which
- * refuses a wait of an active session where the command really runs. Undefined when not
- * installed.
- */
-function shimDir(env: NodeJS.ProcessEnv): string | undefined {
-  const data = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share")
-  const dir = join(data, "herdr-link", "shim")
-  return existsSync(join(dir, "herdr")) ? dir : undefined
-}
-
-function parseJson<T>(text: string, what: string): T {
-  try {
-    return JSON.parse(text) as T
-  } catch {
-    throw new Error(`herdr-link: ${what} returned text that is not JSON: ${text.slice(0, 200)}`)
-  }
 }
 
 /** The error the model sees: its message is the library's "CODE: reason" text. */
@@ -73,7 +55,7 @@ class HerdrLinkError extends Error {
 }
 
 export const HerdrLinkPlugin: Plugin = async () => {
-  let lib: HerdrLinkLibrary
+  let lib: HerdrLink
   try {
     lib = await loadLibrary()
   } catch (err) {
@@ -87,10 +69,7 @@ export const HerdrLinkPlugin: Plugin = async () => {
   const instance = `opencode:${process.pid}.${++instances}.${Date.now().toString(36)}`
   const sessionKey = (sessionID: string) => `${instance}:${sessionID}`
 
-  const catalog = parseJson<Presentation>(
-    lib.presentation(JSON.stringify({ session: instance, style: STYLE, view: "catalog" })),
-    "hl_presentation",
-  )
+  const catalog = lib.presentation({ session: instance, style: STYLE, view: "catalog" })
   if (!Array.isArray(catalog.tools) || catalog.tools.length === 0) return {} // not in Herdr
   const gateway = catalog.tools.find((t) => t.name === GATEWAY_TOOL)
   if (!gateway) {
@@ -126,9 +105,10 @@ export const HerdrLinkPlugin: Plugin = async () => {
             style: STYLE, // single-gateway: the library dispatches the action
           }
           if (context.directory) request.context_dir = context.directory
-          const response = parseJson<CallResponse>(await lib.toolCall(JSON.stringify(request)), "hl_tool_call")
+          const response = await lib.toolCall(request)
           if (response.ok) return JSON.stringify(response.result)
-          throw new HerdrLinkError(response.error.code, response.error.message)
+          const error = response.error ?? { code: "INVALID_RESPONSE", message: "herdr-link gave no error text" }
+          throw new HerdrLinkError(error.code, error.message)
         },
       }),
     },
@@ -136,10 +116,7 @@ export const HerdrLinkPlugin: Plugin = async () => {
     "experimental.chat.system.transform": async (input, output) => {
       const sessionID = input?.sessionID
       if (!sessionID || !known.has(sessionID)) return // unknown sessions are dormant
-      const view = parseJson<Presentation>(
-        lib.presentation(JSON.stringify({ session: sessionKey(sessionID), style: STYLE })),
-        "hl_presentation",
-      )
+      const view = lib.presentation({ session: sessionKey(sessionID), style: STYLE })
       const contract = view.contract
       if (typeof contract !== "string" || contract === "") return
       if (output.system.some((part) => typeof part === "string" && part.includes(contract))) return
@@ -148,12 +125,12 @@ export const HerdrLinkPlugin: Plugin = async () => {
 
     // The herdr shim first on PATH for every shell command OpenCode runs: a `herdr` any program
     // starts (python, make, a script) is judged by its real argv against this process's
-    // activation (the library answers for it once a session is active).
+    // activation (the library answers for it once a session is active). Where the shim lives
+    // and when it goes first is the library's rule (hl_command_path).
     "shell.env": async (_input, output) => {
-      const dir = shimDir(process.env)
-      if (!dir) return
       const path = output.env.PATH ?? process.env.PATH ?? ""
-      if (!path.split(":").includes(dir)) output.env.PATH = path ? `${dir}:${path}` : dir
+      const withShim = lib.commandPath(path)
+      if (withShim !== path) output.env.PATH = withShim
     },
 
     // The Bash guard (hl_bash_guard) for this OpenCode session: throwing blocks the call and

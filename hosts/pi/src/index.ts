@@ -7,11 +7,9 @@
 // Contract as its own text block of the result that carries it, and in the system prompt from
 // the next user prompt on).
 
-import { existsSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { loadHerdrLink, type HerdrLink, type PresentedTool } from "./native.ts";
+import koffi from "koffi";
+import { findLibrary, openWithKoffi, type HerdrLink, type Presentation, type PresentedTool } from "./native.ts";
 
 const STYLE = "deferred";
 /** Session key used only to read the catalog at load time, before any Pi session exists. */
@@ -23,17 +21,21 @@ function insideHerdr(env: NodeJS.ProcessEnv): boolean {
 }
 
 /**
- * Puts the herdr shim (`herdr-link setup` links `herdr` into `$XDG_DATA_HOME/herdr-link/shim`)
- * first on this process's PATH, which Pi's bash tool gives every command: a `herdr` any program
- * starts (python, make, a script) is then judged by its real argv against this process's
- * activation, which the library answers for once a session is active.
+ * Puts the herdr shim first on this process's PATH, which Pi's bash tool gives every command: a
+ * `herdr` any program starts (python, make, a script) is then judged by its real argv against
+ * this process's activation, which the library answers for once a session is active. Where the
+ * shim lives and when it goes first is the library's rule (`hl_command_path`).
  */
-function putShimFirst(env: NodeJS.ProcessEnv): void {
-  const data = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
-  const dir = join(data, "herdr-link", "shim");
-  if (!existsSync(join(dir, "herdr"))) return;
-  const path = env.PATH ?? "";
-  if (!path.split(":").includes(dir)) env.PATH = path ? `${dir}:${path}` : dir;
+function putShimFirst(link: HerdrLink, env: NodeJS.ProcessEnv): void {
+  const path = link.commandPath(env.PATH ?? "");
+  if (path !== (env.PATH ?? "")) env.PATH = path;
+}
+
+/** `hl_presentation`, with an error document turned into an exception. */
+function present(link: HerdrLink, request: object): Presentation {
+  const document = link.presentation(request);
+  if (document.error) throw new Error(`herdr-link: ${document.error.message}`);
+  return document;
 }
 
 /** "herdr_link_start" -> "Herdr Link Start" (Pi wants a human label for its UI). */
@@ -52,21 +54,21 @@ function sessionKey(ctx: ExtensionContext): string {
 export default function herdrLink(pi: ExtensionAPI): void {
   let link: HerdrLink;
   try {
-    link = loadHerdrLink();
+    link = openWithKoffi(findLibrary(import.meta.url), koffi);
   } catch (error) {
     // Outside Herdr the extension is a no-op whether or not the library is installed.
     if (!insideHerdr(process.env)) return;
     throw error;
   }
 
-  const catalog = link.presentation({ session: CATALOG_SESSION, style: STYLE, view: "catalog" }).tools;
+  const catalog = present(link, { session: CATALOG_SESSION, style: STYLE, view: "catalog" }).tools;
   if (catalog.length === 0) return; // Outside Herdr: register nothing, handle nothing.
-  putShimFirst(process.env);
+  putShimFirst(link, process.env);
   const catalogNames = catalog.map((tool) => tool.name);
 
   /** Names the library shows the session now (dormant: the gateway; active: every tool). */
   const visibleNames = (session: string): string[] =>
-    link.presentation({ session, style: STYLE }).tools.map((tool) => tool.name);
+    present(link, { session, style: STYLE }).tools.map((tool) => tool.name);
 
   for (const tool of catalog) registerTool(pi, link, tool, visibleNames);
 
@@ -83,7 +85,7 @@ export default function herdrLink(pi: ExtensionAPI): void {
   });
 
   pi.on("before_agent_start", async (event, ctx) => {
-    const { contract } = link.presentation({ session: sessionKey(ctx), style: STYLE });
+    const { contract } = present(link, { session: sessionKey(ctx), style: STYLE });
     if (typeof contract !== "string") return undefined;
     return { systemPrompt: `${event.systemPrompt}\n\n${contract}` };
   });

@@ -5,12 +5,7 @@
 //! nesting on a 64 KiB stack, 1 MiB inputs, panics) and speed. Prints
 //! Markdown tables. See README.md and docs/guard.md ("Parser comparison").
 
-#[path = "../../../tests/guard_support/corpus.rs"]
-mod corpus;
-#[path = "../../../tests/guard_support/generate.rs"]
-mod generate;
-#[path = "../../../tests/guard_support/oracle.rs"]
-mod oracle;
+use test_support::{guard_corpus as corpus, guard_generate as generate, guard_oracle as oracle};
 
 mod brush_fe;
 mod rule;

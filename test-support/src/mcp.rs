@@ -1,7 +1,6 @@
-//! Shared by tests/mcp_*.rs: a fake Herdr world in a temp dir, and `herdr-link mcp` spoken to
-//! in raw JSON-RPC lines.
-
-#![allow(dead_code)]
+//! For tests that run Link in child processes (cli/tests/*.rs and the binary's benchmarks): a
+//! fake Herdr world in a temp dir, whose variables are given to each child (never set in the
+//! test process), and `herdr-link mcp` spoken to in raw JSON-RPC lines.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -11,9 +10,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-/// The `herdr-link` binary under test.
+/// The `herdr-link` binary under test, beside the running test in the same target directory
+/// (cargo builds a package's binaries before its integration tests).
 pub fn link_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_herdr-link"))
+    let bin = crate::target_dir().join("herdr-link");
+    assert!(
+        bin.is_file(),
+        "herdr-link not found at {}: build it first (cargo build -p herdr-link-cli)",
+        bin.display()
+    );
+    bin
 }
 
 /// The fake Herdr, next to the binary under test (`<target>/<profile>/herdr`).
@@ -97,20 +103,7 @@ impl World {
 
     /// The argv of every Herdr call made so far.
     pub fn argv(&self) -> Vec<Vec<String>> {
-        let path = PathBuf::from(format!("{}.argv.jsonl", self.state.display()));
-        std::fs::read_to_string(path)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| {
-                let v: Value = serde_json::from_str(l).unwrap();
-                v["argv"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|a| a.as_str().unwrap().to_string())
-                    .collect()
-            })
-            .collect()
+        crate::world::argv_log_of(&self.state)
     }
 }
 

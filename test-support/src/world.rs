@@ -22,14 +22,7 @@ type StyledGuardFn =
 type FreeFn = unsafe extern "C" fn(*mut c_char);
 type VersionFn = extern "C" fn() -> *const c_char;
 
-/// The target directory this test binary was built into (`target/debug`).
-pub fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps/<test>")
-        .to_path_buf()
-}
+pub use crate::target_dir;
 
 /// The C ABI of the built library.
 pub struct Abi {
@@ -42,6 +35,8 @@ pub struct Abi {
     /// `None` for a library older than the function (so the other tests can still run on it).
     pub bash_guard_in_style: Option<StyledGuardFn>,
     pub presentation: JsonFn,
+    /// `None` for a library older than the function.
+    pub command_path: Option<JsonFn>,
     pub free: FreeFn,
     pub version: VersionFn,
 }
@@ -70,6 +65,7 @@ pub fn abi() -> &'static Abi {
                 bash_guard: *lib.get(b"hl_bash_guard").unwrap(),
                 bash_guard_in_style: lib.get(b"hl_bash_guard_in_style").ok().map(|f| *f),
                 presentation: *lib.get(b"hl_presentation").unwrap(),
+                command_path: lib.get(b"hl_command_path").ok().map(|f| *f),
                 free: *lib.get(b"hl_free").unwrap(),
                 version: *lib.get(b"hl_version").unwrap(),
                 _lib: lib,
@@ -318,20 +314,7 @@ impl World {
 
     /// Every argv the fake received (excluding its `fake` admin commands).
     pub fn argv_log(&self) -> Vec<Vec<String>> {
-        read_jsonl(&PathBuf::from(format!(
-            "{}.argv.jsonl",
-            self.state.display()
-        )))
-        .into_iter()
-        .map(|v| {
-            v["argv"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|a| a.as_str().unwrap().to_string())
-                .collect()
-        })
-        .collect()
+        argv_log_of(&self.state)
     }
 
     /// The argv log as space-joined strings, for readable assertions.
@@ -374,6 +357,21 @@ impl Drop for World {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Every argv a fake Herdr with state file `state` received (its `<state>.argv.jsonl`).
+pub fn argv_log_of(state: &Path) -> Vec<Vec<String>> {
+    read_jsonl(&PathBuf::from(format!("{}.argv.jsonl", state.display())))
+        .into_iter()
+        .map(|v| {
+            v["argv"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
 }
 
 fn read_jsonl(path: &Path) -> Vec<Value> {

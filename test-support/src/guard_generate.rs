@@ -5,9 +5,7 @@
 
 #![allow(dead_code)]
 
-#[path = "../common/rng.rs"]
-mod rng;
-use rng::Rng;
+use crate::rng::Rng;
 
 /// Single-quotes `s` for the shell.
 fn sq(s: &str) -> String {

@@ -71,9 +71,16 @@ pub fn decode(line: &str) -> String {
 /// The commands of one corpus file; `expected` -1 reads the verdict from a
 /// `V ` prefix on each line.
 pub fn load(name: &str, expected: i32) -> Vec<Case> {
-    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "data", "guard", name]
-        .iter()
-        .collect();
+    let path: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "..",
+        "tests",
+        "data",
+        "guard",
+        name,
+    ]
+    .iter()
+    .collect();
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     text.lines()
