@@ -17,9 +17,19 @@ pub enum LinkError {
     /// Both ends resolved, but Herdr refused the prompt.
     #[error("SEND_FAILED: {0}")]
     SendFailed(String),
+    /// Both ends resolved, but the receiver's delivery turn did not come within its wait (a
+    /// stuck queue): nothing was typed.
+    #[error("SEND_FAILED: {0}")]
+    SendQueueStuck(String),
+    /// Herdr took the prompt but did not answer within the call limit: it may still type it.
+    #[error("SEND_FAILED: {0}")]
+    SendUnconfirmed(String),
     /// The target's pane resolved, but Herdr refused to close it.
     #[error("CLOSE_FAILED: {0}")]
     CloseFailed(String),
+    /// The target resolved, but its delivery turn did not come within its wait: not closed.
+    #[error("CLOSE_FAILED: {0}")]
+    CloseQueueStuck(String),
     /// Configured start: `.agents/agent_config.json` does not exist.
     #[error("START_CONFIG_NOT_FOUND: {0}")]
     StartConfigNotFound(String),
@@ -58,8 +68,10 @@ impl LinkError {
             LinkError::NotInHerdr(_) => "NOT_IN_HERDR",
             LinkError::SelfUnnamed(_) => "SELF_UNNAMED",
             LinkError::PeerNotFound(_) => "PEER_NOT_FOUND",
-            LinkError::SendFailed(_) => "SEND_FAILED",
-            LinkError::CloseFailed(_) => "CLOSE_FAILED",
+            LinkError::SendFailed(_)
+            | LinkError::SendQueueStuck(_)
+            | LinkError::SendUnconfirmed(_) => "SEND_FAILED",
+            LinkError::CloseFailed(_) | LinkError::CloseQueueStuck(_) => "CLOSE_FAILED",
             LinkError::StartConfigNotFound(_) => "START_CONFIG_NOT_FOUND",
             LinkError::StartAgentNotFound(_) => "START_AGENT_NOT_FOUND",
             LinkError::StartConfigInvalid(_) => "START_CONFIG_INVALID",
@@ -75,7 +87,16 @@ impl LinkError {
             LinkError::SelfUnnamed(_) => "Herdr Link could not establish a stable Agent Name",
             LinkError::PeerNotFound(_) => "target agent is not a live peer",
             LinkError::SendFailed(_) => "Herdr did not accept message delivery",
+            LinkError::SendQueueStuck(_) => {
+                "deliveries to this agent are stuck behind an earlier one; nothing was sent"
+            }
+            LinkError::SendUnconfirmed(_) => {
+                "Herdr did not confirm delivery in time; the message may still arrive, so do not send it again"
+            }
             LinkError::CloseFailed(_) => "Herdr pane close failed",
+            LinkError::CloseQueueStuck(_) => {
+                "a delivery to this agent is stuck; the agent was not closed"
+            }
             LinkError::StartConfigNotFound(_) => {
                 "configured Agent start configuration was not found"
             }
@@ -93,7 +114,10 @@ impl LinkError {
             | LinkError::SelfUnnamed(d)
             | LinkError::PeerNotFound(d)
             | LinkError::SendFailed(d)
+            | LinkError::SendQueueStuck(d)
+            | LinkError::SendUnconfirmed(d)
             | LinkError::CloseFailed(d)
+            | LinkError::CloseQueueStuck(d)
             | LinkError::StartConfigNotFound(d)
             | LinkError::StartAgentNotFound(d)
             | LinkError::StartConfigInvalid(d)
@@ -181,6 +205,15 @@ mod tests {
         ];
         let codes: Vec<_> = all.iter().map(LinkError::code).collect();
         assert_eq!(codes, LINK_CODES);
+        // The delivery-turn failures keep their operation's code, with a text of their own.
+        for (e, code) in [
+            (LinkError::SendQueueStuck(String::new()), "SEND_FAILED"),
+            (LinkError::SendUnconfirmed(String::new()), "SEND_FAILED"),
+            (LinkError::CloseQueueStuck(String::new()), "CLOSE_FAILED"),
+        ] {
+            assert_eq!(e.code(), code);
+            assert!(!all.iter().any(|a| a.reason() == e.reason()), "{e:?}");
+        }
         for e in &all {
             assert!(e.agent_text().starts_with(&format!("{}: ", e.code())));
             assert!(!e.reason().is_empty());

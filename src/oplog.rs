@@ -16,7 +16,20 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use crate::herdr::{CallTrace, TurnTrace};
+use crate::turn::TurnTrace;
+
+/// One Herdr CLI invocation as the log reports it (the driver, [`crate::herdr`], records one per
+/// call; defined here so the log needs nothing above it).
+#[derive(Debug, Clone)]
+pub struct CallTrace {
+    /// The argv after the executable.
+    pub argv: Vec<String>,
+    /// `exit=N`, `signal=N`, `timeout`, `spawn-failed`, `args-too-long`, `too-large` or
+    /// `io-error`.
+    pub outcome: String,
+    /// Wall time of the call.
+    pub duration: Duration,
+}
 
 /// Lines waiting for the writer at most; beyond that new lines are dropped.
 pub const QUEUE_DEPTH: usize = 1024;
@@ -104,7 +117,7 @@ pub struct Entry<'a> {
     pub detail: &'a str,
     /// Wall time of the whole operation.
     pub elapsed: Duration,
-    /// How a send waited for its delivery turn (`None` for everything else).
+    /// How a send or close waited for its delivery turn (`None` for everything else).
     pub turn: Option<&'a TurnTrace>,
 }
 

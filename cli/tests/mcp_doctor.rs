@@ -91,6 +91,7 @@ fn healthy_pane_passes_every_check() {
         "agent name",
         "peers",
         "herdr shim",
+        "delivery turns",
         "operator log",
         "settings",
     ] {
@@ -110,11 +111,13 @@ fn healthy_pane_passes_every_check() {
     );
     assert!(line(&lines, "operator log").contains(&log.display().to_string()));
     assert!(!log.exists(), "doctor must not create the log");
-    assert!(line(&lines, "settings").contains("call limit 10000 ms, start limit 45000 ms"));
-    assert_eq!(lines.len(), 9, "eight checks and a summary: {lines:#?}");
+    assert!(line(&lines, "settings")
+        .contains("call limit 10000 ms, start limit 45000 ms, delivery turn wait 40000 ms"));
+    assert!(line(&lines, "delivery turns").contains("shared by this user's processes in /"));
+    assert_eq!(lines.len(), 10, "nine checks and a summary: {lines:#?}");
     assert_eq!(
         lines.last().unwrap(),
-        "herdr-link doctor: all 8 checks passed"
+        "herdr-link doctor: all 9 checks passed"
     );
     assert_read_only(&w);
 }
