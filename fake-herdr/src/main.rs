@@ -1,4 +1,4 @@
-//! `herdr` — a fake of the Herdr 0.8.0 and 0.8.2 CLIs for herdr-link's tests.
+//! `herdr` — a fake of the Herdr 0.8.0, 0.8.2 and 0.9.0 CLIs for herdr-link's tests.
 //!
 //! Real commands (`agent`, `pane`, `tab`, `workspace`) run against a JSON world in
 //! `$HERDR_FAKE_STATE`; `herdr fake ...` is the test-control surface. See README.md.
