@@ -151,6 +151,7 @@ fn line(entry: &Entry<'_>) -> String {
         "ms": millis(entry.elapsed),
         "calls": calls,
         "turn": entry.turn.map(|t| json!({
+            "since": t.since.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64(),
             "wait_ms": millis(t.waited),
             "got": t.got,
             "shared": t.shared,

@@ -144,6 +144,11 @@ fn child_sender() {
         out.flush().unwrap();
     }
     a.end(&session);
+    // The operator log is written by a background thread: give it the time to write this
+    // sender's line before the process ends (a test may read it).
+    if let Some(from) = spec["from"].as_str() {
+        wait_for_log_line(from);
+    }
 }
 
 /// The `herdr-link mcp` binary: `HERDR_LINK_BIN` when set, else this build's.
@@ -167,6 +172,7 @@ fn mcp_sender(w: &World, pane: &str) -> harness::Server {
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
+    .chain(std::env::var("HERDR_LINK_LOG").map(|v| ("HERDR_LINK_LOG".to_string(), v)))
     .collect();
     let mut s = harness::Server::start_bin(&link_bin(), &env, &[], None);
     s.handshake();
@@ -659,6 +665,8 @@ fn fan_in_of_64(version: Option<&str>) {
         .chain((0..n).map(|k| format!("w{k:02}")))
         .collect();
     let w = world_of(&names, version);
+    let log = w.dir.join("op.log");
+    std::env::set_var("HERDR_LINK_LOG", &log);
     // Pane numbers are Herdr's base 32 (p2..p9, pA.., p11..): ask the fake.
     let panes: Vec<String> = (0..n)
         .map(|k| {
@@ -684,7 +692,7 @@ fn fan_in_of_64(version: Option<&str>) {
             let name = names[k + 1].clone();
             let msgs = messages(&name, 1);
             let c = child(
-                json!({"pane": pane(k), "to": "boss", "messages": msgs, "at": at}),
+                json!({"pane": pane(k), "to": "boss", "messages": msgs, "at": at, "from": name}),
                 &[],
             );
             (name, c)
@@ -708,6 +716,7 @@ fn fan_in_of_64(version: Option<&str>) {
                     }
                 };
                 let (text, err) = harness::tool_text(&answer);
+                wait_for_log_line(&name);
                 (name, text, err)
             })
         })
@@ -728,12 +737,90 @@ fn fan_in_of_64(version: Option<&str>) {
             failed.push(format!("{name}: {text}"));
         }
     }
+    std::env::remove_var("HERDR_LINK_LOG");
     assert!(
         failed.is_empty(),
         "{} of {n} not sent: {failed:?}",
         failed.len()
     );
     check_delivery(&w, "boss", &expected);
+    check_arrival_order(&w, &log, n);
+}
+
+/// Waits (10 s at most) until the operator log holds the send from `sender`: the server's log
+/// writer is a background thread, and the server is ended right after.
+fn wait_for_log_line(sender: &str) {
+    let Some(log) = std::env::var_os("HERDR_LINK_LOG") else {
+        return;
+    };
+    let needle = format!("From: {sender}\\n");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains(&needle)
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The receiver got the deliveries in the order they joined its queue: `turn.since` in each
+/// send's operator-log line (a sender's clock reading taken just before it asks for the lock, so
+/// two that arrive within `SAME_MOMENT` of each other may be served either way).
+fn check_arrival_order(w: &World, log: &std::path::Path, n: usize) {
+    const SAME_MOMENT: f64 = 0.1;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let lines: Vec<Value> = loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|l| l["tool"] == "herdr_link_send")
+            .collect();
+        if lines.len() >= n || Instant::now() > deadline {
+            break lines;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(lines.len(), n, "one operator-log line per send");
+    let since: HashMap<String, f64> = lines
+        .iter()
+        .map(|l| {
+            let prompt = l["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["argv"][1] == "prompt")
+                .expect("a prompt call");
+            let wrapper = prompt["argv"][3].as_str().unwrap();
+            let from = wrapper
+                .lines()
+                .find_map(|x| x.strip_prefix("From: "))
+                .expect("the wrapper names the sender");
+            (from.to_string(), l["turn"]["since"].as_f64().unwrap())
+        })
+        .collect();
+    let order: Vec<String> = w
+        .prompts()
+        .iter()
+        .map(|s| extract_envelope(s["text"].as_str().unwrap()).unwrap().from)
+        .collect();
+    let overtaken: Vec<String> = order
+        .windows(2)
+        .filter(|p| since[&p[0]] > since[&p[1]] + SAME_MOMENT)
+        .map(|p| {
+            format!(
+                "{} (queued at {:.3}) before {} ({:.3})",
+                p[0], since[&p[0]], p[1], since[&p[1]]
+            )
+        })
+        .collect();
+    assert!(
+        overtaken.is_empty(),
+        "served out of arrival order: {overtaken:?}"
+    );
 }
 
 #[test]
@@ -744,4 +831,60 @@ fn sixty_four_senders_at_once_to_one_receiver() {
 #[test]
 fn sixty_four_senders_at_once_to_one_receiver_on_herdr_09() {
     fan_in_of_64(Some("0.9.0"));
+}
+
+/// When the receiver's last Enter is due, as its turn file records it (ms since the epoch; the
+/// first 32 bytes, as every build reads them).
+fn recorded_due(pane: &str) -> u64 {
+    let dir = match herdr_link::turn::place() {
+        herdr_link::turn::Place::Shared { dir, .. } => dir,
+        herdr_link::turn::Place::Process(why) => panic!("no shared turn directory: {why}"),
+    };
+    let key = herdr_link::turn::receiver_key(&std::env::var("HERDR_SOCKET_PATH").unwrap(), pane);
+    let bytes = std::fs::read(dir.join(format!("{key:016x}"))).unwrap();
+    std::str::from_utf8(&bytes[..bytes.len().min(32)])
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// On Herdr 0.9 a send is `sent` only once Herdr answered, which is after the Enter: the message
+/// is already submitted when the tool returns, and from the third such answer in a row the turn
+/// records no Enter still to come (so the next delivery waits only the margin). On 0.8 the Enter
+/// is still to come at that moment.
+#[test]
+fn herdr_09_sent_means_submitted() {
+    let _g = serial();
+    for version in ["0.9.0", "0.8.2"] {
+        let w = world_version(Some(version));
+        let a = abi();
+        for k in 0..4 {
+            let r = a.tool(
+                "nine",
+                "herdr_link_send",
+                json!({"to": "wa", "message": format!("nine-{k}")}),
+            );
+            let returned = now_ms();
+            assert_eq!(r["ok"], true, "{r}");
+            let due = recorded_due("w1:p2");
+            if version == "0.9.0" {
+                assert_eq!(w.prompts_now().len(), k + 1, "submitted before `sent`");
+                if k >= 2 {
+                    assert!(
+                        due <= returned,
+                        "no Enter pending on 0.9: {due} > {returned}"
+                    );
+                } else {
+                    assert!(
+                        due > returned,
+                        "the first answers after the window count as 0.8's"
+                    );
+                }
+            } else {
+                assert!(due > returned, "0.8's Enter comes after the answer");
+            }
+        }
+        assert_eq!(w.prompts().len(), 4, "{version}");
+    }
 }

@@ -2,7 +2,7 @@
 //! resolved target, the turn's own wait (`HERDR_LINK_TURN_WAIT_MS`), and the operator-log trace.
 
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use crate::env;
 use crate::identity::TargetContext;
@@ -27,9 +27,11 @@ pub fn take(record: &Record, target: &TargetContext) -> Result<Turn, String> {
     let wait = env::turn_wait();
     let place = turn::place();
     note_place(&place);
+    let since = SystemTime::now();
     match turn::take(&place, key(target), Instant::now() + wait) {
         Ok(t) => {
             record.set(TurnTrace {
+                since,
                 waited: t.waited(),
                 shared: t.shared(),
                 got: true,
@@ -38,6 +40,7 @@ pub fn take(record: &Record, target: &TargetContext) -> Result<Turn, String> {
         }
         Err(busy) => {
             record.set(TurnTrace {
+                since,
                 waited: busy.waited,
                 shared: busy.shared,
                 got: false,
