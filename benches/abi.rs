@@ -595,10 +595,16 @@ fn ms(d: Duration) -> f64 {
 
 /// `n` agents `r0`..: the receivers, after the caller `brain` (w1:p1).
 fn receivers_world(n: usize) -> World {
+    receivers_world_version(n, "0.8.0")
+}
+
+/// [`receivers_world`] with the fake playing `version`.
+fn receivers_world_version(n: usize, version: &str) -> World {
     let mut panes = vec![json!({"agent": "pi", "name": "brain"})];
     panes.extend((0..n).map(|i| json!({"agent": "pi", "name": format!("r{i}")})));
     World::new(
-        json!({"workspaces": [{"cwd": "/p", "tabs": [{"panes": panes}]}]}),
+        json!({"config": {"version": version},
+               "workspaces": [{"cwd": "/p", "tabs": [{"panes": panes}]}]}),
         "w1:p1",
     )
 }
@@ -630,7 +636,7 @@ fn turns() {
         let turn =
             herdr_link::turn::take_in_dir(&dir, key, Instant::now() + Duration::from_secs(5))
                 .unwrap();
-        turn.delivered();
+        turn.delivered(herdr_link::turn::Delivery::Answered(Duration::ZERO));
         drop(turn);
         if i >= 10 {
             book.push(t.elapsed());
@@ -698,30 +704,51 @@ fn turns() {
     }
     drop(w);
 
-    let turn_len = herdr_link::turn::SUBMIT_WINDOW + herdr_link::turn::MARGIN;
-    // (t3) N sends to one receiver, back to back from one session: each waits for the last
-    // Enter. (t4) N sessions (threads) to N receivers at once: nobody waits.
-    for n in [6, 12] {
-        let w = receivers_world(n);
-        std::thread::sleep(TURN_GAP);
-        let t = Instant::now();
-        for k in 0..n {
-            let r = a.call_text(&send_request("bench-t3", "r0", &format!("m{k}")));
-            assert_eq!(r["ok"], true, "{r}");
+    // (t3) N deliveries to one receiver at the same moment, from N sessions (threads) of this
+    // process: they queue on the receiver's turn. Against the fake playing 0.8.2 (the Enter
+    // 300 ms after the answer) and 0.9.0 (the answer after the Enter); the floor is N × 300 ms,
+    // one submit window each. (t4) N senders to N receivers at once: nobody waits.
+    let window = herdr_link::turn::SUBMIT_WINDOW;
+    for version in ["0.8.2", "0.9.0"] {
+        for n in [1, 8, 32, 64] {
+            let w = receivers_world_version(n, version);
+            std::thread::sleep(TURN_GAP);
+            let barrier = std::sync::Barrier::new(n);
+            let t = Instant::now();
+            let last_sent = std::sync::Mutex::new(Duration::ZERO);
+            std::thread::scope(|scope| {
+                for k in 0..n {
+                    let (barrier, last_sent) = (&barrier, &last_sent);
+                    scope.spawn(move || {
+                        barrier.wait();
+                        let r = a.call_text(&send_request(
+                            &format!("bench-t3-{k}"),
+                            "r0",
+                            &format!("m{k}"),
+                        ));
+                        assert_eq!(r["ok"], true, "{r}");
+                        let mut l = last_sent.lock().unwrap();
+                        *l = (*l).max(t.elapsed());
+                    });
+                }
+            });
+            let sent = *last_sent.lock().unwrap();
+            let subs: Value = serde_json::from_str(&w.admin(&["fake", "prompts"])).unwrap();
+            let all = t.elapsed();
+            let subs = subs.as_array().unwrap();
+            let glued = subs.iter().filter(|s| s["parts"] != 1).count();
+            println!(
+                "  Herdr {version}: {n:>2} deliveries to one receiver at once: all sent after {:>6.0} ms, all submitted after {:>6.0} ms = {:.2} × (N × window), {:.0} ms per delivery ({} submissions, {glued} glued)",
+                ms(sent),
+                ms(all),
+                ms(all) / (n as f64 * ms(window)),
+                ms(all) / n as f64,
+                subs.len()
+            );
+            drop(w);
         }
-        let sent = t.elapsed();
-        let subs: Value = serde_json::from_str(&w.admin(&["fake", "prompts"])).unwrap();
-        let all = t.elapsed();
-        assert_eq!(subs.as_array().unwrap().len(), n);
-        println!(
-            "  {n} sends to one receiver: sends done in {:.0} ms ({:.0} ms each), all submitted after {:.0} ms = {:.2} × (window + margin)",
-            ms(sent),
-            ms(sent) / n as f64,
-            ms(all),
-            ms(all) / ms(turn_len)
-        );
-        drop(w);
-
+    }
+    for n in [8, 32] {
         let w = receivers_world(n);
         std::thread::sleep(TURN_GAP);
         let barrier = std::sync::Barrier::new(n);
@@ -748,7 +775,7 @@ fn turns() {
             "  {n} senders to {n} receivers at once: sends done in {:.0} ms, all submitted after {:.0} ms = {:.2} × window",
             ms(sent),
             ms(all),
-            ms(all) / ms(herdr_link::turn::SUBMIT_WINDOW)
+            ms(all) / ms(window)
         );
         drop(w);
     }

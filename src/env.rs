@@ -130,9 +130,10 @@ impl InvalidSetting {
 }
 
 /// The millisecond settings: variable and default.
-const MILLIS: [(&str, Duration); 2] = [
+const MILLIS: [(&str, Duration); 3] = [
     ("HERDR_LINK_TIMEOUT_MS", DEFAULT_TIMEOUT),
     ("HERDR_LINK_START_TIMEOUT_MS", DEFAULT_START_TIMEOUT),
+    ("HERDR_LINK_TURN_WAIT_MS", crate::turn::WAIT),
 ];
 
 /// `Ok(None)` when unset or empty, `Err` when set to something unusable.
@@ -191,6 +192,13 @@ pub fn call_timeout() -> Duration {
 /// The limit for `agent start`: `HERDR_LINK_START_TIMEOUT_MS`, else 45 s.
 pub fn start_timeout() -> Duration {
     millis(MILLIS[1].0, MILLIS[1].1)
+}
+
+/// How long a send or close waits for the receiver's delivery turn: `HERDR_LINK_TURN_WAIT_MS`,
+/// else [`crate::turn::WAIT`]. Separate from the call limit: the Herdr call made in the turn
+/// still gets the whole of [`call_timeout`].
+pub fn turn_wait() -> Duration {
+    millis(MILLIS[2].0, MILLIS[2].1)
 }
 
 #[cfg(test)]

@@ -105,10 +105,17 @@ link_errors! {
     "SEND_FAILED" {
         /// Both ends resolved, but Herdr refused the prompt.
         SendFailed: "Herdr did not accept message delivery",
+        /// Both ends resolved, but the receiver's delivery turn did not come within its wait (a
+        /// stuck queue): nothing was typed.
+        SendQueueStuck: "deliveries to this agent are stuck behind an earlier one; nothing was sent",
+        /// Herdr took the prompt but did not answer within the call limit: it may still type it.
+        SendUnconfirmed: "Herdr did not confirm delivery in time; the message may still arrive, so do not send it again",
     }
     "CLOSE_FAILED" {
         /// The target's pane resolved, but Herdr refused to close it.
         CloseFailed: "Herdr pane close failed",
+        /// The target resolved, but its delivery turn did not come within its wait: not closed.
+        CloseQueueStuck: "a delivery to this agent is stuck; the agent was not closed",
     }
     "START_CONFIG_NOT_FOUND" {
         /// Configured start: `.agents/agent_config.json` does not exist.

@@ -58,7 +58,7 @@ pub fn same_workspace(a: &str, b: &str) -> Result<(), LinkError> {
 /// (including `agent_not_found`) means Link could not establish the caller's name.
 fn self_failure(f: CliFailure, what: &str) -> LinkError {
     match f {
-        CliFailure::Transport(_) => f.classify(LinkError::SelfUnnamed),
+        CliFailure::Transport(_) | CliFailure::TimedOut(_) => f.classify(LinkError::SelfUnnamed),
         _ if f.is_code("not_in_herdr") => f.classify(LinkError::SelfUnnamed),
         _ => LinkError::SelfUnnamed(format!("{what} failed: {}", f.detail())),
     }

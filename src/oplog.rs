@@ -20,6 +20,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
+use crate::turn::TurnTrace;
+
 /// Lines waiting for the writer at most; beyond that new lines are dropped.
 pub const QUEUE_DEPTH: usize = 1024;
 /// The longest argv element kept in the log (wrapper texts are long).
@@ -100,17 +102,6 @@ pub struct CallTrace {
     pub outcome: String,
     /// Wall time of the call.
     pub duration: Duration,
-}
-
-/// How a send (or close) waited for its receiver's delivery turn, as the log records it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TurnTrace {
-    /// How long it waited (for the lock and for the receiver's pending Enter).
-    pub waited: Duration,
-    /// Whether the turn was shared with every process of the user (false: this process only).
-    pub shared: bool,
-    /// Whether it got its turn.
-    pub got: bool,
 }
 
 /// The `code` of a line whose operation succeeded.
@@ -237,6 +228,7 @@ fn line(entry: &Entry<'_>) -> String {
         "ms": millis(entry.elapsed),
         "calls": calls,
         "turn": entry.turn.map(|t| json!({
+            "since": t.since.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64(),
             "wait_ms": millis(t.waited),
             "got": t.got,
             "shared": t.shared,

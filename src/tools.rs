@@ -19,6 +19,7 @@ use crate::protocol::{
 };
 use crate::request;
 use crate::session;
+use crate::turn;
 
 /// Why a call did not produce a result.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -281,16 +282,17 @@ pub fn call_in_style(
     };
     let tools_changed = session::activate(session);
     let herdr = Herdr::new(&herdr_env);
+    let turns = turn::Record::default();
     let activation_call = matches!(route, Route::Activate);
     let result = match route {
         Route::Activate => Ok(activation_result()),
         Route::Run(op, args) => contained(op, || {
-            run(op, &herdr, &herdr_env.pane_id, &args, context_dir)
+            run(op, &herdr, &turns, &herdr_env.pane_id, &args, context_dir)
         })
         .map_err(CallError::from),
     };
     let trace = herdr.take_trace();
-    let turn = herdr.take_turn();
+    let turn = turns.take();
     log(
         session,
         tool,
@@ -312,7 +314,7 @@ fn log(
     session: &str,
     tool: &str,
     action: Option<&str>,
-    (calls, turn): (&[oplog::CallTrace], Option<&oplog::TurnTrace>),
+    (calls, turn): (&[oplog::CallTrace], Option<&turn::TurnTrace>),
     result: Result<&Value, &CallError>,
     started: Instant,
 ) {
@@ -357,6 +359,7 @@ fn str_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
 fn run(
     op: Operation,
     herdr: &Herdr,
+    turns: &turn::Record,
     pane: &str,
     args: &Map<String, Value>,
     context_dir: Option<&Path>,
@@ -369,13 +372,13 @@ fn run(
             let message = str_arg(args, "message").ok_or_else(|| {
                 LinkError::SendFailed("`message` is missing or not a string".into())
             })?;
-            ops::send::send(herdr, pane, to, message)
+            ops::send::send(herdr, turns, pane, to, message)
         }
         Operation::Close => {
             let agent = str_arg(args, "agent").ok_or_else(|| {
                 LinkError::PeerNotFound("`agent` is missing or not a string".into())
             })?;
-            ops::close::close(herdr, pane, agent)
+            ops::close::close(herdr, turns, pane, agent)
         }
         Operation::Start => {
             let dir = context_dir

@@ -465,7 +465,12 @@ fn hung_prompt_times_out_and_leaves_no_child() {
         json!({"to": "worker-a", "message": "m"}),
     );
     let took = t.elapsed();
-    assert_eq!(err_code(&r), "NOT_IN_HERDR");
+    // Herdr may still type a prompt cut at the limit (0.9 queues it): not a missing Herdr.
+    assert_eq!(err_code(&r), "SEND_FAILED");
+    assert_eq!(
+        r["error"]["message"],
+        "SEND_FAILED: Herdr did not confirm delivery in time; the message may still arrive, so do not send it again"
+    );
     // Hang detector (the fault hangs for good): cut by the 500 ms limit.
     assert!(took < std::time::Duration::from_secs(60), "took {took:?}");
     assert!(

@@ -5,7 +5,7 @@
 //! Presence is per process, so this has its own test binary.
 #![cfg(target_os = "linux")]
 
-mod common;
+use test_support::world as common;
 
 use std::collections::BTreeSet;
 

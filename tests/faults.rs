@@ -142,6 +142,18 @@ fn case(
     expect: &str,
     setup: impl FnOnce(&World),
 ) -> Result<Duration, String> {
+    case_with_text(op, label, fails_at, expect, &agent_text(expect), setup)
+}
+
+/// [`case`] expecting the model-facing text `text` with the code `expect`.
+fn case_with_text(
+    op: Op,
+    label: &str,
+    fails_at: usize,
+    expect: &str,
+    text: &str,
+    setup: impl FnOnce(&World),
+) -> Result<Duration, String> {
     let w = world();
     setup(&w);
     let started = Instant::now();
@@ -159,7 +171,7 @@ fn case(
         if r["error"]["code"] != expect {
             problems.push(format!("expected {expect}: {r}"));
         }
-        if r["error"]["message"] != agent_text(expect) {
+        if r["error"]["message"] != text {
             problems.push(format!("message is not the fixed text: {r}"));
         }
     }
@@ -242,7 +254,15 @@ fn hanging_is_cut_at_the_time_limit() {
     for op in OPS {
         for (i, step) in op.steps().iter().enumerate() {
             let what = format!("hang at `{} {}` #{}", step.0, step.1, step.2);
-            match case(op, &what, i, "NOT_IN_HERDR", |w| {
+            // A prompt cut at the limit may still be typed (Herdr 0.9 queues it and types it
+            // later): the send says so instead of calling Herdr unavailable.
+            let (code, text) = if *step == ("agent", "prompt", 0) {
+                let e = LinkError::SendUnconfirmed(String::new());
+                (e.code(), e.agent_text())
+            } else {
+                ("NOT_IN_HERDR", agent_text("NOT_IN_HERDR"))
+            };
+            match case_with_text(op, &what, i, code, &text, |w| {
                 fault_at(w, *step, &["--hang"])
             }) {
                 // It did wait for the limit, and not much longer than one limit.

@@ -85,6 +85,8 @@ fn shape(line: &Value) -> Vec<(Vec<String>, String, f64)> {
             turn["got"].is_boolean() && turn["shared"].is_boolean(),
             "{line}"
         );
+        let since = turn["since"].as_f64().expect("since is epoch seconds");
+        assert!(since <= line["ts"].as_f64().unwrap(), "{line}");
     }
     let ts = line["ts"].as_f64().expect("ts is epoch seconds");
     assert!((now_secs() - ts).abs() < 120.0, "{line}");

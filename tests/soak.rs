@@ -30,6 +30,9 @@ use serde_json::{json, Value};
 const THREADS: usize = 16;
 /// `HERDR_LINK_TIMEOUT_MS` for the run.
 const LIMIT_MS: u64 = 1000;
+/// `HERDR_LINK_TURN_WAIT_MS` for the run: a send or close may wait this long for its delivery
+/// turn on top of its Herdr calls' limits.
+const TURN_WAIT_MS: u64 = 3000;
 /// `HERDR_LINK_START_TIMEOUT_MS` for the run.
 const START_LIMIT_MS: u64 = 2000;
 const SLACK_MS: u64 = 100;
@@ -282,7 +285,10 @@ fn worker(t: usize, calls: usize, spawn_every: usize, w: &World, stats: &Stats) 
             }
         } else {
             let bound = Duration::from_millis(
-                (max_herdr_calls - 1) * LIMIT_MS + START_LIMIT_MS.max(LIMIT_MS) + SLACK_MS,
+                (max_herdr_calls - 1) * LIMIT_MS
+                    + START_LIMIT_MS.max(LIMIT_MS)
+                    + TURN_WAIT_MS
+                    + SLACK_MS,
             );
             let over = took.saturating_sub(bound - Duration::from_millis(SLACK_MS));
             stats
@@ -319,6 +325,7 @@ fn soak_with_fault_storm() {
         "w1:p1",
     );
     std::env::set_var("HERDR_LINK_TIMEOUT_MS", LIMIT_MS.to_string());
+    std::env::set_var("HERDR_LINK_TURN_WAIT_MS", TURN_WAIT_MS.to_string());
     std::env::set_var("HERDR_LINK_START_TIMEOUT_MS", START_LIMIT_MS.to_string());
     let log = w.dir.join("op.log");
     std::env::set_var("HERDR_LINK_LOG", &log);
@@ -384,6 +391,7 @@ fn soak_with_fault_storm() {
     let end = settle(&start, Duration::from_secs(10));
     std::env::remove_var("HERDR_LINK_LOG");
     std::env::remove_var("HERDR_LINK_TIMEOUT_MS");
+    std::env::remove_var("HERDR_LINK_TURN_WAIT_MS");
     std::env::remove_var("HERDR_LINK_START_TIMEOUT_MS");
 
     // Every Herdr call's duration, from the operator log.

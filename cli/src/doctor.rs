@@ -273,9 +273,10 @@ fn settings() -> Check {
         pass(
             "settings",
             format!(
-                "call limit {} ms, start limit {} ms",
+                "call limit {} ms, start limit {} ms, delivery turn wait {} ms",
                 env::call_timeout().as_millis(),
-                env::start_timeout().as_millis()
+                env::start_timeout().as_millis(),
+                env::turn_wait().as_millis()
             ),
         )
     } else {
@@ -432,6 +433,27 @@ fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
     checks
 }
 
+/// Whether deliveries of every process of this user meet on one set of delivery turns
+/// (`herdr_link::turn`): when they do not, two processes sending to one agent can glue their
+/// messages into one submission.
+fn turns_check() -> Check {
+    const NAME: &str = "delivery turns";
+    match herdr_link::turn::survey() {
+        Ok((dir, None)) => pass(NAME, format!("shared by this user's processes in {}", dir.display())),
+        Ok((dir, Some(why))) => pass(
+            NAME,
+            format!(
+                "shared in {} (fallback: {why}); a process that sees another /tmp keeps its own",
+                dir.display()
+            ),
+        ),
+        Err(why) => fail(
+            NAME,
+            format!("not shared: {why}; each process keeps its own turns, so messages from two processes to one agent can arrive glued together"),
+        ),
+    }
+}
+
 /// For `herdr-link mcp` at start: when the gate is closed only by a missing `HERDR_BIN_PATH`,
 /// the same hint doctor gives, once on stderr and once in the operator log (never to the model:
 /// the server stays dormant, exactly as the gate says).
@@ -479,6 +501,7 @@ pub fn run(pane: Option<String>) -> i32 {
         }
     }
     checks.push(shim_check());
+    checks.push(turns_check());
     checks.push(log_target(log.as_deref()));
     checks.push(settings());
     let count = |s: Status| checks.iter().filter(|c| c.status == s).count();

@@ -23,13 +23,26 @@ use serde_json::{json, Value};
 
 /// The receiver `boss` (w1:p1) and four senders `wa`..`wd` (w1:p2..w1:p5).
 fn world() -> World {
-    let pane = |name: &str| json!({"cwd": "/p", "agent": "pi", "name": name, "status": "idle"});
-    World::new(
-        json!({"workspaces": [{"cwd": "/p", "tabs": [{"panes": [
-            pane("boss"), pane("wa"), pane("wb"), pane("wc"), pane("wd")
-        ]}]}]}),
-        "w1:p1",
-    )
+    world_version(None)
+}
+
+/// [`world`] playing `version` (else the run's version, `HERDR_FAKE_VERSION`).
+fn world_version(version: Option<&str>) -> World {
+    let names = ["boss", "wa", "wb", "wc", "wd"].map(String::from);
+    world_of(&names, version)
+}
+
+/// One workspace whose panes hold the agents `names` (w1:p1 first), playing `version`.
+fn world_of(names: &[String], version: Option<&str>) -> World {
+    let panes: Vec<Value> = names
+        .iter()
+        .map(|n| json!({"cwd": "/p", "agent": "pi", "name": n, "status": "idle"}))
+        .collect();
+    let mut spec = json!({"workspaces": [{"cwd": "/p", "tabs": [{"panes": panes}]}]});
+    if let Some(v) = version {
+        spec["config"] = json!({"version": v});
+    }
+    World::new(spec, "w1:p1")
 }
 
 fn now_ms() -> u64 {
@@ -129,6 +142,11 @@ fn child_sender() {
         out.flush().unwrap();
     }
     a.end(&session);
+    // The operator log is written by a background thread: give it the time to write this
+    // sender's line before the process ends (a test may read it).
+    if let Some(from) = spec["from"].as_str() {
+        wait_for_log_line(from);
+    }
 }
 
 /// The `herdr-link mcp` binary: `HERDR_LINK_BIN` when set, else this build's.
@@ -152,6 +170,7 @@ fn mcp_sender(w: &World, pane: &str) -> harness::Server {
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
+    .chain(std::env::var("HERDR_LINK_LOG").map(|v| ("HERDR_LINK_LOG".to_string(), v)))
     .collect();
     let mut s = harness::Server::start_bin(&link_bin(), &env, &[], None);
     s.handshake();
@@ -355,18 +374,17 @@ fn a_sender_killed_while_holding_the_turn_blocks_nobody() {
     assert_eq!(e.message, "WAITING-00", "the killed sender typed nothing");
 }
 
-#[test]
-fn a_turn_held_past_the_time_limit_is_send_failed_with_nothing_typed() {
-    use herdr_link::{rundir, turn};
+/// Holds `boss`'s delivery turn from outside the library, as another sender stuck in its
+/// delivery would, until the returned file is dropped.
+fn hold_turn(pane: &str) -> std::fs::File {
+    use herdr_link::turn;
     use std::os::unix::io::AsRawFd;
-    let _g = serial();
-    let w = world();
-    // Hold boss's turn from outside the library, as another sender stuck in its delivery would.
-    let base = rundir::base_dir();
-    rundir::ensure_private_dir(&base).unwrap();
-    rundir::ensure_private_dir(&base.join("turns")).unwrap();
-    let key = turn::receiver_key(&std::env::var("HERDR_SOCKET_PATH").unwrap(), "w1:p1");
-    let path = turn::turn_path(&base, key);
+    let dir = match turn::place() {
+        turn::Place::Shared { dir, .. } => dir,
+        turn::Place::Process(why) => panic!("no shared turn directory: {why}"),
+    };
+    let key = turn::receiver_key(&std::env::var("HERDR_SOCKET_PATH").unwrap(), pane);
+    let path = dir.join(format!("{key:016x}"));
     let holder = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -376,21 +394,42 @@ fn a_turn_held_past_the_time_limit_is_send_failed_with_nothing_typed() {
         .unwrap();
     // SAFETY: flock on a descriptor we own.
     assert_eq!(unsafe { libc::flock(holder.as_raw_fd(), libc::LOCK_EX) }, 0);
+    holder
+}
 
-    std::env::set_var("HERDR_LINK_TIMEOUT_MS", "1500");
+/// The first operator-log line, once written.
+fn first_log_line(log: &std::path::Path) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if let Some(l) = text.lines().next() {
+            break serde_json::from_str(l).unwrap();
+        }
+        assert!(Instant::now() < deadline, "no operator log line");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A stuck queue (a holder that never releases): the send gives up after the turn's own wait,
+/// with a text that says so, and types nothing; a close likewise closes nothing.
+#[test]
+fn a_stuck_queue_fails_with_its_own_text_and_nothing_typed() {
+    let _g = serial();
+    let w = world();
+    let holder = hold_turn("w1:p1");
+    std::env::set_var("HERDR_LINK_TURN_WAIT_MS", "1500");
     let log = w.dir.join("op.log");
     std::env::set_var("HERDR_LINK_LOG", &log);
-    let started = Instant::now();
     let r = abi().tool(
         "held",
         "herdr_link_send",
         json!({"to": "boss", "message": "NEVER-00"}),
     );
-    let took = started.elapsed();
     assert_eq!(r["error"]["code"], "SEND_FAILED", "{r}");
-    assert!(
-        took < Duration::from_millis(1500 + 500),
-        "the wait counts against the time limit: {took:?}"
+    assert_eq!(
+        r["error"]["message"],
+        "SEND_FAILED: deliveries to this agent are stuck behind an earlier one; nothing was sent",
+        "{r}"
     );
     assert!(
         !w.calls().iter().any(|c| c.starts_with("agent prompt")),
@@ -398,24 +437,23 @@ fn a_turn_held_past_the_time_limit_is_send_failed_with_nothing_typed() {
         w.calls()
     );
     // The operator log says how long it waited and that it got no turn.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let line: Value = loop {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        if let Some(l) = text.lines().next() {
-            break serde_json::from_str(l).unwrap();
-        }
-        assert!(Instant::now() < deadline, "no operator log line");
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let line = first_log_line(&log);
     assert_eq!(line["turn"]["got"], false, "{line}");
-    assert!(line["turn"]["wait_ms"].as_f64().unwrap() >= 500.0, "{line}");
     assert!(
-        line["detail"]
-            .as_str()
-            .unwrap()
-            .contains("no delivery turn"),
+        line["turn"]["wait_ms"].as_f64().unwrap() >= 1400.0,
         "{line}"
     );
+    let detail = line["detail"].as_str().unwrap();
+    assert!(detail.contains("no delivery turn"), "{line}");
+    assert!(detail.contains("1500 ms"), "{line}");
+    // A close waits for the same turn: not closed.
+    let r = abi().tool("held", "herdr_link_close", json!({"agent": "boss"}));
+    assert_eq!(
+        r["error"]["message"],
+        "CLOSE_FAILED: a delivery to this agent is stuck; the agent was not closed",
+        "{r}"
+    );
+    assert!(!w.calls().iter().any(|c| c.starts_with("pane close")));
 
     // Released: the next send goes through at once.
     drop(holder);
@@ -424,7 +462,7 @@ fn a_turn_held_past_the_time_limit_is_send_failed_with_nothing_typed() {
         "herdr_link_send",
         json!({"to": "boss", "message": "AFTER-00"}),
     );
-    std::env::remove_var("HERDR_LINK_TIMEOUT_MS");
+    std::env::remove_var("HERDR_LINK_TURN_WAIT_MS");
     std::env::remove_var("HERDR_LINK_LOG");
     assert_eq!(r["ok"], true, "{r}");
     let subs = w.prompts();
@@ -434,6 +472,104 @@ fn a_turn_held_past_the_time_limit_is_send_failed_with_nothing_typed() {
             .unwrap()
             .message,
         "AFTER-00"
+    );
+}
+
+/// Waiting for the turn does not eat the Herdr call's limit: a prompt that takes most of the
+/// limit, after a wait longer than the limit, is delivered.
+#[test]
+fn a_slow_prompt_after_a_long_turn_wait_keeps_its_whole_limit() {
+    let _g = serial();
+    let w = world();
+    std::env::set_var("HERDR_LINK_TIMEOUT_MS", "1500");
+    w.fault("agent", "prompt", &["--times", "1", "--delay-ms", "1000"]);
+    let holder = hold_turn("w1:p1");
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(2500));
+        drop(holder);
+    });
+    let started = Instant::now();
+    let r = abi().tool(
+        "slow",
+        "herdr_link_send",
+        json!({"to": "boss", "message": "PATIENT-00"}),
+    );
+    let took = started.elapsed();
+    release.join().unwrap();
+    std::env::remove_var("HERDR_LINK_TIMEOUT_MS");
+    assert_eq!(r["ok"], true, "{r}");
+    assert!(
+        took >= Duration::from_millis(3400),
+        "waited and then prompted: {took:?}"
+    );
+    let subs = w.prompts();
+    assert_eq!(subs.len(), 1);
+    assert_eq!(
+        extract_envelope(subs[0]["text"].as_str().unwrap())
+            .unwrap()
+            .message,
+        "PATIENT-00"
+    );
+}
+
+/// Herdr 0.9 answers a prompt only after its Enter and never withdraws one: a prompt still
+/// queued in Herdr when the call limit ends is typed later. The send says so (it may still
+/// arrive, do not send it again) instead of calling Herdr unavailable, and the message then
+/// arrives exactly once.
+#[test]
+fn herdr_09_a_prompt_past_the_limit_is_unconfirmed_and_arrives_once() {
+    let _g = serial();
+    let w = world_version(Some("0.9.0"));
+    // Five prompts typed into boss's queue by hand (not through Link): 1.5 s of submissions.
+    let by_hand: Vec<Child> = (0..5)
+        .map(|k| {
+            let c = Command::new(common::fake_bin())
+                .args(["agent", "prompt", "boss", &format!("by hand {k}")])
+                .env("HERDR_FAKE_STATE", &w.state)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(30));
+            c
+        })
+        .collect();
+    // Until all five are in Herdr's queue (or already submitted).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while w.dump().to_string().matches("by hand").count() + w.prompts_now().len() < 5 {
+        assert!(
+            Instant::now() < deadline,
+            "the prompts by hand never queued"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::env::set_var("HERDR_LINK_TIMEOUT_MS", "700");
+    let r = abi().tool(
+        "late",
+        "herdr_link_send",
+        json!({"to": "boss", "message": "LATE-00"}),
+    );
+    std::env::remove_var("HERDR_LINK_TIMEOUT_MS");
+    assert_eq!(r["error"]["code"], "SEND_FAILED", "{r}");
+    assert_eq!(
+        r["error"]["message"],
+        "SEND_FAILED: Herdr did not confirm delivery in time; the message may still arrive, so do not send it again",
+        "{r}"
+    );
+    for mut c in by_hand {
+        c.wait().unwrap();
+    }
+    let subs = w.prompts();
+    assert!(subs.iter().all(|s| s["parts"] == 1), "{subs:?}");
+    let link: Vec<String> = subs
+        .iter()
+        .filter_map(|s| extract_envelope(s["text"].as_str().unwrap()))
+        .map(|e| e.message)
+        .collect();
+    assert_eq!(
+        link,
+        ["LATE-00"],
+        "delivered once, after the others: {subs:?}"
     );
 }
 
@@ -514,4 +650,239 @@ fn a_close_right_after_a_send_waits_for_its_submission() {
         .filter(|argv| argv.len() >= 2 && argv[0] == "pane" && argv[1] == "close")
         .count();
     assert_eq!(closes, 1, "the pane was closed once");
+}
+
+/// `n` workers `w00`..: 64 senders answering one orchestrator at the same moment, half of them
+/// processes that load the library through the C ABI, half `herdr-link mcp` servers. Each
+/// sends one message; every one is `sent`, and the orchestrator gets each as its own
+/// submission, exactly once.
+fn fan_in_of_64(version: Option<&str>) {
+    let _g = serial();
+    let n = 64;
+    let names: Vec<String> = std::iter::once("boss".to_string())
+        .chain((0..n).map(|k| format!("w{k:02}")))
+        .collect();
+    let w = world_of(&names, version);
+    let log = w.dir.join("op.log");
+    std::env::set_var("HERDR_LINK_LOG", &log);
+    // Pane numbers are Herdr's base 32 (p2..p9, pA.., p11..): ask the fake.
+    let panes: Vec<String> = (0..n)
+        .map(|k| {
+            let v: Value =
+                serde_json::from_str(&w.admin(&["agent", "get", &names[k + 1]])).unwrap();
+            v["result"]["agent"]["pane_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let pane = |k: usize| panes[k].clone();
+    let mut expected = HashMap::new();
+    // The MCP servers, ready (initialised and activated) before the start signal.
+    let servers: Vec<(String, harness::Server)> = (0..n)
+        .filter(|k| k % 2 == 1)
+        .map(|k| (names[k + 1].clone(), mcp_sender(&w, &pane(k))))
+        .collect();
+    let at = now_ms() + 6000;
+    let kids: Vec<(String, Child)> = (0..n)
+        .filter(|k| k % 2 == 0)
+        .map(|k| {
+            let name = names[k + 1].clone();
+            let msgs = messages(&name, 1);
+            let c = child(
+                json!({"pane": pane(k), "to": "boss", "messages": msgs, "at": at, "from": name}),
+                &[],
+            );
+            (name, c)
+        })
+        .collect();
+    let threads: Vec<_> = servers
+        .into_iter()
+        .map(|(name, mut s)| {
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(at.saturating_sub(now_ms())));
+                let m = messages(&name, 1).remove(0);
+                s.send(&json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+                    "params": {"name": "herdr_link_send", "arguments": {"to": "boss", "message": m}}}));
+                // Hang detector only: the turns of 64 deliveries take about half a minute.
+                let deadline = Instant::now() + Duration::from_secs(120);
+                let answer = loop {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    let f = s.next(left).unwrap_or_else(|| panic!("{name}: no answer"));
+                    if f["id"] == 10 {
+                        break f;
+                    }
+                };
+                let (text, err) = harness::tool_text(&answer);
+                wait_for_log_line(&name);
+                (name, text, err)
+            })
+        })
+        .collect();
+    let mut failed = Vec::new();
+    for (name, k) in kids {
+        expected.insert(name.clone(), messages(&name, 1));
+        for r in child_results(k) {
+            if r["ok"] != true {
+                failed.push(format!("{name}: {r}"));
+            }
+        }
+    }
+    for t in threads {
+        let (name, text, err) = t.join().unwrap();
+        expected.insert(name.clone(), messages(&name, 1));
+        if err {
+            failed.push(format!("{name}: {text}"));
+        }
+    }
+    std::env::remove_var("HERDR_LINK_LOG");
+    assert!(
+        failed.is_empty(),
+        "{} of {n} not sent: {failed:?}",
+        failed.len()
+    );
+    check_delivery(&w, "boss", &expected);
+    check_arrival_order(&w, &log, n);
+}
+
+/// Waits (10 s at most) until the operator log holds the send from `sender`: the server's log
+/// writer is a background thread, and the server is ended right after.
+fn wait_for_log_line(sender: &str) {
+    let Some(log) = std::env::var_os("HERDR_LINK_LOG") else {
+        return;
+    };
+    let needle = format!("From: {sender}\\n");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains(&needle)
+        {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The receiver got the deliveries in the order they joined its queue: `turn.since` in each
+/// send's operator-log line (a sender's clock reading taken just before it asks for the lock, so
+/// two that arrive within `SAME_MOMENT` of each other may be served either way).
+fn check_arrival_order(w: &World, log: &std::path::Path, n: usize) {
+    const SAME_MOMENT: f64 = 0.1;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let lines: Vec<Value> = loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<Value> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|l| l["tool"] == "herdr_link_send")
+            .collect();
+        if lines.len() >= n || Instant::now() > deadline {
+            break lines;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(lines.len(), n, "one operator-log line per send");
+    let since: HashMap<String, f64> = lines
+        .iter()
+        .map(|l| {
+            let prompt = l["calls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["argv"][1] == "prompt")
+                .expect("a prompt call");
+            let wrapper = prompt["argv"][3].as_str().unwrap();
+            let from = wrapper
+                .lines()
+                .find_map(|x| x.strip_prefix("From: "))
+                .expect("the wrapper names the sender");
+            (from.to_string(), l["turn"]["since"].as_f64().unwrap())
+        })
+        .collect();
+    let order: Vec<String> = w
+        .prompts()
+        .iter()
+        .map(|s| extract_envelope(s["text"].as_str().unwrap()).unwrap().from)
+        .collect();
+    let overtaken: Vec<String> = order
+        .windows(2)
+        .filter(|p| since[&p[0]] > since[&p[1]] + SAME_MOMENT)
+        .map(|p| {
+            format!(
+                "{} (queued at {:.3}) before {} ({:.3})",
+                p[0], since[&p[0]], p[1], since[&p[1]]
+            )
+        })
+        .collect();
+    assert!(
+        overtaken.is_empty(),
+        "served out of arrival order: {overtaken:?}"
+    );
+}
+
+#[test]
+fn sixty_four_senders_at_once_to_one_receiver() {
+    fan_in_of_64(None);
+}
+
+#[test]
+fn sixty_four_senders_at_once_to_one_receiver_on_herdr_09() {
+    fan_in_of_64(Some("0.9.0"));
+}
+
+/// When the receiver's last Enter is due, as its turn file records it (ms since the epoch; the
+/// first 32 bytes, as every build reads them).
+fn recorded_due(pane: &str) -> u64 {
+    let dir = match herdr_link::turn::place() {
+        herdr_link::turn::Place::Shared { dir, .. } => dir,
+        herdr_link::turn::Place::Process(why) => panic!("no shared turn directory: {why}"),
+    };
+    let key = herdr_link::turn::receiver_key(&std::env::var("HERDR_SOCKET_PATH").unwrap(), pane);
+    let bytes = std::fs::read(dir.join(format!("{key:016x}"))).unwrap();
+    std::str::from_utf8(&bytes[..bytes.len().min(32)])
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// On Herdr 0.9 a send is `sent` only once Herdr answered, which is after the Enter: the message
+/// is already submitted when the tool returns, and from the third such answer in a row the turn
+/// records no Enter still to come (so the next delivery waits only the margin). On 0.8 the Enter
+/// is still to come at that moment.
+#[test]
+fn herdr_09_sent_means_submitted() {
+    let _g = serial();
+    for version in ["0.9.0", "0.8.2"] {
+        let w = world_version(Some(version));
+        let a = abi();
+        for k in 0..4 {
+            let r = a.tool(
+                "nine",
+                "herdr_link_send",
+                json!({"to": "wa", "message": format!("nine-{k}")}),
+            );
+            let returned = now_ms();
+            assert_eq!(r["ok"], true, "{r}");
+            let due = recorded_due("w1:p2");
+            if version == "0.9.0" {
+                assert_eq!(w.prompts_now().len(), k + 1, "submitted before `sent`");
+                if k >= 2 {
+                    assert!(
+                        due <= returned,
+                        "no Enter pending on 0.9: {due} > {returned}"
+                    );
+                } else {
+                    assert!(
+                        due > returned,
+                        "the first answers after the window count as 0.8's"
+                    );
+                }
+            } else {
+                assert!(due > returned, "0.8's Enter comes after the answer");
+            }
+        }
+        assert_eq!(w.prompts().len(), 4, "{version}");
+    }
 }

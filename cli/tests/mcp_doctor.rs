@@ -92,6 +92,7 @@ fn healthy_pane_passes_every_check() {
         "agent name",
         "peers",
         "herdr shim",
+        "delivery turns",
         "operator log",
         "settings",
     ] {
@@ -111,11 +112,13 @@ fn healthy_pane_passes_every_check() {
     );
     assert!(line(&lines, "operator log").contains(&log.display().to_string()));
     assert!(!log.exists(), "doctor must not create the log");
-    assert!(line(&lines, "settings").contains("call limit 10000 ms, start limit 45000 ms"));
-    assert_eq!(lines.len(), 9, "eight checks and a summary: {lines:#?}");
+    assert!(line(&lines, "settings")
+        .contains("call limit 10000 ms, start limit 45000 ms, delivery turn wait 40000 ms"));
+    assert!(line(&lines, "delivery turns").contains("shared by this user's processes in /"));
+    assert_eq!(lines.len(), 10, "nine checks and a summary: {lines:#?}");
     assert_eq!(
         lines.last().unwrap(),
-        "herdr-link doctor: all 8 checks passed"
+        "herdr-link doctor: all 9 checks passed"
     );
     assert_read_only(&w);
 }
@@ -178,7 +181,7 @@ fn outside_herdr_fails_with_exit_1() {
     assert!(line(&lines, "herdr shim").contains("no `herdr` on PATH at all"));
     assert_eq!(
         lines.last().unwrap(),
-        "herdr-link doctor: 3 failed, 3 skipped, 2 passed"
+        "herdr-link doctor: 3 failed, 3 skipped, 3 passed"
     );
 }
 
@@ -205,7 +208,7 @@ fn broken_binary_and_unknown_pane_fail() {
     assert!(line(&lines, "peers").starts_with("SKIP "));
     assert_eq!(
         lines.last().unwrap(),
-        "herdr-link doctor: 1 failed, 2 skipped, 5 passed"
+        "herdr-link doctor: 1 failed, 2 skipped, 6 passed"
     );
 
     let (code, lines) = doctor(&w.inside(), &["--pane", "w2:p1"]);
@@ -327,7 +330,7 @@ fn missing_bin_path_alone_gets_the_exact_fix() {
     assert!(line(&lines, "herdr shim").starts_with("FAIL "));
     assert_eq!(
         lines.last().unwrap(),
-        "herdr-link doctor: 2 failed, 0 skipped, 6 passed"
+        "herdr-link doctor: 2 failed, 0 skipped, 7 passed"
     );
 
     // No herdr on PATH: the fix names a placeholder.
@@ -534,7 +537,11 @@ fn min_herdr_version_matches_the_supported_versions_table() {
         .filter(|(v, _)| v.starts_with("0.") || *v == "older")
         .collect();
     let versions: Vec<&str> = rows.iter().map(|r| r.0).collect();
-    assert_eq!(versions, ["0.8.2", "0.8.1", "0.8.0", "older"], "{rows:?}");
+    assert_eq!(
+        versions,
+        ["0.9.0 – 0.9.x", "0.8.2", "0.8.1", "0.8.0", "older"],
+        "{rows:?}"
+    );
     // The oldest row that works is the manifest's minimum; older ones do not work.
     let oldest_working = rows
         .iter()

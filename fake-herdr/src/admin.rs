@@ -564,6 +564,7 @@ fn fake_config(st: &mut State, args: &[String]) -> Result<Value, Outcome> {
     let s = Settings::resolve(Some(&st.config)).map_err(fail)?;
     Ok(json!({
         "version": s.version.as_str(),
+        "protocol": s.version.protocol(),
         "settle_ms": s.settle_ms,
         "shell_start_ms": s.shell_start_ms,
         "busy_retry_ms": s.busy_retry_ms,

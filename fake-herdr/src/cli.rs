@@ -360,6 +360,18 @@ pub struct Exec {
     pub start_wait: Option<StartWait>,
     /// 0.8.2 `agent start` got `agent_pane_busy`: the CLI retries for a while.
     pub busy_retry: bool,
+    /// 0.9.0 `agent prompt` was queued: the CLI answers after its Enter.
+    pub prompt_wait: Option<PromptWait>,
+}
+
+/// A 0.9.0 `agent prompt` the CLI is waiting for: it answers when its submission's Enter has
+/// been written, or `agent_prompt_failed` if the pane went first.
+#[derive(Debug)]
+pub struct PromptWait {
+    /// The submission (`submit::Queued::id`).
+    pub id: String,
+    /// When its Enter comes (µs since the epoch).
+    pub enter_at_us: u64,
 }
 
 /// A 0.8.2 `agent start` the CLI is waiting for (see `poll_start`).
@@ -983,10 +995,27 @@ fn run_inner(
                     ),
                 ));
             }
-            // Typed now; its Enter comes one submit delay later (submit.rs).
-            let p = st.pane_mut(l);
-            p.input.type_prompt(&target, &text, crate::submit::now_us());
-            p.touch(false);
+            let now = crate::submit::now_us();
+            if env.settings.version.at_least_090() {
+                // One submission on the pane's input queue; the answer (with the agent as it
+                // was now) comes after its Enter (submit.rs).
+                let id = format!("{}-{now}", std::process::id());
+                let Some(enter_at_us) =
+                    st.pane_mut(l)
+                        .input
+                        .queue_submission(id.clone(), &target, &text, now)
+                else {
+                    return Err(ApiError::new(
+                        "agent_prompt_failed",
+                        "pty input queue is full",
+                    ));
+                };
+                exec.prompt_wait = Some(PromptWait { id, enter_at_us });
+            } else {
+                // Typed now; its Enter comes one submit delay later (submit.rs).
+                st.pane_mut(l).input.type_prompt(&target, &text, now);
+            }
+            st.pane_mut(l).touch(false);
             exec.dirty = true;
             Ok(Some(
                 json!({"agent": st.agent_info(l), "type": "agent_prompted"}),

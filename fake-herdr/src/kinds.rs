@@ -1,5 +1,5 @@
-//! Agent kind labels known to Herdr 0.8.0 and 0.8.2 (`detect::parse_agent_label`): 0.8.2 adds
-//! `qwen`.
+//! Agent kind labels known to Herdr 0.8.0, 0.8.2 and 0.9.0 (`detect::parse_agent_label`): 0.8.2
+//! adds `qwen`, 0.9.0 adds `muse`.
 
 use crate::settings::Version;
 
@@ -27,10 +27,17 @@ pub const CANONICAL: &[&str] = &[
     "qodercli",
     "qwen",
     "maki",
+    "muse",
 ];
 
-/// The kind only 0.8.2 knows.
-const ONLY_082: &str = "qwen";
+/// Whether `version` knows the canonical `kind` (0.8.2 added `qwen`, 0.9.0 `muse`).
+fn known_in(kind: &str, version: Version) -> bool {
+    match kind {
+        "qwen" => version.at_least_082(),
+        "muse" => version.at_least_090(),
+        _ => true,
+    }
+}
 
 const ALIASES: &[(&str, &str)] = &[
     ("claude-code", "claude"),
@@ -58,13 +65,15 @@ const ALIASES: &[(&str, &str)] = &[
     ("qoderclicn", "qodercli"),
     ("qwen-code", "qwen"),
     ("qwen code", "qwen"),
+    ("muse-code", "muse"),
+    ("muse-cli", "muse"),
 ];
 
 /// Parse a kind label or alias as `version` does (trimmed, lowercased, one of
 /// `.exe/.cmd/.bat/.ps1/.js` stripped; multi-word aliases such as `kimi code` included) to its
 /// canonical label.
 pub fn parse(raw: &str, version: Version) -> Option<&'static str> {
-    parse_any(raw).filter(|c| *c != ONLY_082 || version.at_least_082())
+    parse_any(raw).filter(|c| known_in(c, version))
 }
 
 fn parse_any(raw: &str) -> Option<&'static str> {
@@ -92,7 +101,7 @@ pub fn normalize(raw: &str, version: Version) -> String {
 
 /// Whether `label` is a canonical kind `version` knows.
 pub fn is_known(label: &str, version: Version) -> bool {
-    CANONICAL.contains(&label) && (label != ONLY_082 || version.at_least_082())
+    CANONICAL.contains(&label) && known_in(label, version)
 }
 
 /// The executable `agent start` types for a canonical kind.

@@ -1,4 +1,4 @@
-//! `herdr` — a fake of the Herdr 0.8.0 and 0.8.2 CLIs for herdr-link's tests.
+//! `herdr` — a fake of the Herdr 0.8.0, 0.8.2 and 0.9.0 CLIs for herdr-link's tests.
 //!
 //! Real commands (`agent`, `pane`, `tab`, `workspace`) run against a JSON world in
 //! `$HERDR_FAKE_STATE`; `herdr fake ...` is the test-control surface. See README.md.
@@ -188,6 +188,12 @@ fn real_main() -> i32 {
     if let Some(wait) = exec.start_wait.take() {
         exec.outcome = poll_start(&paths, &env, &wait);
     }
+    // A 0.9.0 `agent prompt` answers after its Enter.
+    if let Some(wait) = exec.prompt_wait.take() {
+        if let Some(failed) = await_submission(&paths, &env, &wait) {
+            exec.outcome = failed;
+        }
+    }
     if let Ok(_g) = paths.lock() {
         let _ = Paths::append(
             &paths.argv_log,
@@ -213,6 +219,7 @@ fn persist(paths: &Paths, locked: bool, loaded: &Result<Option<State>, String>, 
                 };
                 exec.start_wait = None;
                 exec.busy_retry = false;
+                exec.prompt_wait = None;
             }
         }
     }
@@ -287,6 +294,41 @@ fn poll_start(paths: &Paths, env: &Env, w: &StartWait) -> Outcome {
             let _ = paths.save(&st);
             return fail("timeout", "timed out waiting for agent startup".into());
         }
+    }
+}
+
+/// Waits (without the lock) until the submission's Enter is due, then loads the world (which
+/// presses it); `Some(error)` when the pane went before it was submitted.
+fn await_submission(paths: &Paths, env: &Env, w: &cli::PromptWait) -> Option<Outcome> {
+    let id = "cli:agent:prompt";
+    loop {
+        let left = w.enter_at_us.saturating_sub(submit::now_us());
+        if left > 0 {
+            std::thread::sleep(Duration::from_micros(left + 200));
+            continue;
+        }
+        let Ok(_g) = paths.lock() else {
+            return Some(Outcome::api(
+                id,
+                &ApiError::new("agent_prompt_failed", "pty actor closed"),
+            ));
+        };
+        let st = match paths.load() {
+            Ok(Some(st)) => st,
+            _ => return Some(cli::server_not_running(id, env)),
+        };
+        if st.has_unlogged_submissions() {
+            let _ = paths.save(&st);
+        }
+        return st.submission_lost(&w.id).then(|| {
+            Outcome::api(
+                id,
+                &ApiError::new(
+                    "agent_prompt_failed",
+                    "PTY actor closed during input submission",
+                ),
+            )
+        });
     }
 }
 

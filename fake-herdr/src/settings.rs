@@ -14,17 +14,21 @@ pub enum Version {
     V080,
     /// 0.8.2: panes get `HERDR_BIN_PATH`; `agent start` waits for `idle`; `agent_blocked`.
     V082,
+    /// 0.9.0: 0.8.2's behaviour, and `agent prompt` answers only after its Enter, one
+    /// submission at a time per pane (see submit.rs); protocol 22.
+    V090,
 }
 
 impl Version {
     /// Every version string the fake accepts.
-    pub const ALL: [&'static str; 2] = ["0.8.0", "0.8.2"];
+    pub const ALL: [&'static str; 3] = ["0.8.0", "0.8.2", "0.9.0"];
 
-    /// Parses `0.8.0` or `0.8.2`.
+    /// Parses `0.8.0`, `0.8.2` or `0.9.0`.
     pub fn parse(s: &str) -> Option<Version> {
         match s {
             "0.8.0" => Some(Version::V080),
             "0.8.2" => Some(Version::V082),
+            "0.9.0" => Some(Version::V090),
             _ => None,
         }
     }
@@ -34,12 +38,27 @@ impl Version {
         match self {
             Version::V080 => "0.8.0",
             Version::V082 => "0.8.2",
+            Version::V090 => "0.9.0",
         }
     }
 
     /// 0.8.2 and later: readiness wait, `agent_blocked`, `HERDR_BIN_PATH` in panes.
     pub fn at_least_082(self) -> bool {
-        self == Version::V082
+        self != Version::V080
+    }
+
+    /// 0.9.0 and later: `agent prompt` is one submission on the pane's input queue and answers
+    /// after its Enter (`handle_deferred_agent_api_request`).
+    pub fn at_least_090(self) -> bool {
+        self == Version::V090
+    }
+
+    /// The socket protocol number (`PROTOCOL_VERSION`): 20 in 0.8.x, 22 in 0.9.0.
+    pub fn protocol(self) -> u32 {
+        match self {
+            Version::V080 | Version::V082 => 20,
+            Version::V090 => 22,
+        }
     }
 }
 
@@ -110,7 +129,7 @@ impl Settings {
     pub fn for_version(version: Version) -> Settings {
         let (settle_ms, shell_start_ms, busy_retry_ms) = match version {
             Version::V080 => (0, 0, 0),
-            Version::V082 => (150, 50, 400),
+            Version::V082 | Version::V090 => (150, 50, 400),
         };
         Settings {
             version,

@@ -12,7 +12,7 @@ use std::os::unix::io::AsRawFd;
 use std::path::PathBuf;
 
 use crate::ids;
-use crate::submit::Input;
+use crate::submit::{self, Input};
 
 /// Files the fake uses, all derived from `HERDR_FAKE_STATE`.
 #[derive(Debug, Clone)]
@@ -84,7 +84,7 @@ impl Paths {
         let mut st = serde_json::from_slice::<State>(&bytes)
             .map_err(|e| format!("invalid state file {}: {e}", self.state.display()))?;
         st.reconcile(crate::settings::now_ms());
-        st.press_due_enters(crate::submit::now_us());
+        st.press_due_enters(submit::now_us());
         Ok(Some(st))
     }
 
@@ -408,10 +408,17 @@ pub struct State {
     /// Settings (`herdr fake config`): version and simulated delays; see settings.rs.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
+    /// 0.9.0 submissions lost with their pane before their Enter (the newest [`LOST_CAP`]):
+    /// the CLI call waiting for one answers `agent_prompt_failed`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_submissions: Vec<String>,
     /// Submissions pressed while loading, logged when this state is saved (never stored).
     #[serde(skip)]
     pub submitted: RefCell<Vec<Value>>,
 }
+
+/// How many lost submission ids the state keeps.
+pub const LOST_CAP: usize = 4096;
 
 /// Location of a pane: (workspace index, tab index, pane index).
 pub type Loc = (usize, usize, usize);
@@ -471,6 +478,7 @@ impl State {
             workspaces: Vec::new(),
             faults: Vec::new(),
             config: BTreeMap::new(),
+            lost_submissions: Vec::new(),
             submitted: RefCell::default(),
         }
     }
@@ -811,8 +819,9 @@ impl State {
     /// Remove a pane; an emptied tab is closed, an emptied workspace too.
     /// Returns the removed pane.
     pub fn remove_pane(&mut self, l: Loc) -> Pane {
+        let pane = self.workspaces[l.0].tabs[l.1].panes.remove(l.2);
+        self.lose_input(&pane);
         let tab = &mut self.workspaces[l.0].tabs[l.1];
-        let pane = tab.panes.remove(l.2);
         if tab.panes.is_empty() {
             self.remove_tab(l.0, l.1);
         } else if tab.focused_pane.as_deref() == Some(pane.id.as_str()) {
@@ -824,8 +833,11 @@ impl State {
 
     /// Remove a tab; an emptied workspace is closed.
     pub fn remove_tab(&mut self, wi: usize, ti: usize) {
+        let tab = self.workspaces[wi].tabs.remove(ti);
+        for p in &tab.panes {
+            self.lose_input(p);
+        }
         let w = &mut self.workspaces[wi];
-        let tab = w.tabs.remove(ti);
         if w.tabs.is_empty() {
             let wid = w.id.clone();
             self.workspaces.remove(wi);
@@ -841,5 +853,154 @@ impl State {
             let next = ti.min(w.tabs.len() - 1);
             w.active_tab = Some(w.tabs[next].id.clone());
         }
+    }
+}
+
+/// What a pane's Enters submitted, as the prompt log records it, and the 0.9.0 submissions a
+/// closed pane took with it.
+impl State {
+    /// Press every Enter due by `now_us`, across all panes in time order. Each submission is
+    /// queued in [`State::submitted`] and written to the prompt log when this state is saved.
+    pub fn press_due_enters(&mut self, now_us: u64) {
+        let mut due: Vec<(u64, Loc, submit::Submitted)> = Vec::new();
+        for l in self.locs() {
+            for s in self.pane_mut(l).input.press(now_us) {
+                due.push((s.at_us, l, s));
+            }
+        }
+        due.sort_by_key(|(t, l, _)| (*t, *l));
+        for (_, l, s) in due {
+            let p = self.pane(l);
+            let text: String = s.parts.iter().map(|x| x.text.as_str()).collect();
+            let record = json!({
+                "target": s.parts[0].target,
+                "pane_id": p.id,
+                "name": p.name,
+                "text": text,
+                "parts": s.parts.len(),
+            });
+            self.submitted.borrow_mut().push(record);
+        }
+    }
+
+    /// The latest Enter still to come on any pane (µs since the epoch), if any.
+    pub fn last_enter_due(&self) -> Option<u64> {
+        self.locs()
+            .into_iter()
+            .filter_map(|l| self.pane(l).input.last_enter_due())
+            .max()
+    }
+
+    /// Whether pressed Enters produced submissions this state has not logged yet.
+    pub fn has_unlogged_submissions(&self) -> bool {
+        !self.submitted.borrow().is_empty()
+    }
+
+    /// Takes the submissions to log (the caller is saving this state).
+    pub fn take_submissions(&self) -> Vec<Value> {
+        std::mem::take(&mut *self.submitted.borrow_mut())
+    }
+
+    /// Whether the 0.9.0 submission `id` was lost with its pane.
+    pub fn submission_lost(&self, id: &str) -> bool {
+        self.lost_submissions.iter().any(|x| x == id)
+    }
+
+    /// A pane is gone: what it had typed is lost, and its queued submissions fail.
+    fn lose_input(&mut self, pane: &Pane) {
+        self.lost_submissions
+            .extend(pane.input.unsubmitted().map(str::to_string));
+        let over = self.lost_submissions.len().saturating_sub(LOST_CAP);
+        self.lost_submissions.drain(..over);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn world(panes: usize) -> State {
+        let mut st = State::new();
+        st.workspaces.push(Workspace {
+            id: "w1".into(),
+            label: None,
+            cwd: None,
+            next_tab: 2,
+            next_pane: panes as u64 + 1,
+            active_tab: None,
+            tabs: vec![Tab {
+                id: "w1:t1".into(),
+                number: 1,
+                label: None,
+                focused_pane: None,
+                panes: (1..=panes)
+                    .map(|i| Pane::shell(format!("w1:p{i}"), format!("term_{i}"), None))
+                    .collect(),
+            }],
+        });
+        st
+    }
+
+    fn typed(st: &mut State, pane: usize, text: &str, at_ms: u64) {
+        st.press_due_enters(at_ms * 1000);
+        st.pane_mut((0, 0, pane))
+            .input
+            .type_prompt("t", text, at_ms * 1000);
+    }
+
+    fn texts(st: &State) -> Vec<(String, u64)> {
+        st.take_submissions()
+            .iter()
+            .map(|v| {
+                (
+                    v["text"].as_str().unwrap().to_string(),
+                    v["parts"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn submissions_come_out_in_time_order_across_panes() {
+        let mut st = world(2);
+        typed(&mut st, 1, "late-pane-first", 0);
+        typed(&mut st, 0, "x", 100);
+        typed(&mut st, 1, "y", 500);
+        st.press_due_enters(10_000_000);
+        assert_eq!(
+            texts(&st),
+            [
+                ("late-pane-first".to_string(), 1),
+                ("x".to_string(), 1),
+                ("y".to_string(), 1)
+            ]
+        );
+        assert_eq!(st.last_enter_due(), None);
+    }
+
+    #[test]
+    fn last_enter_due_is_the_latest_pending_one() {
+        let mut st = world(2);
+        typed(&mut st, 0, "a", 1000);
+        typed(&mut st, 1, "b", 1100);
+        assert_eq!(
+            st.last_enter_due(),
+            Some(1_100_000 + submit::SUBMIT_DELAY_US)
+        );
+    }
+
+    #[test]
+    fn a_closed_pane_loses_its_queued_submissions() {
+        let mut st = world(2);
+        let input = &mut st.pane_mut((0, 0, 1)).input;
+        input.queue_submission("s1".into(), "t", "a", 0).unwrap();
+        input.queue_submission("s2".into(), "t", "b", 0).unwrap();
+        st.press_due_enters(400_000); // s1 submitted, s2 typed
+        assert_eq!(texts(&st), [("a".to_string(), 1)]);
+        st.remove_pane((0, 0, 1));
+        assert!(st.submission_lost("s2"));
+        assert!(!st.submission_lost("s1"));
+        st.press_due_enters(10_000_000);
+        assert!(texts(&st).is_empty(), "nothing from the closed pane");
     }
 }

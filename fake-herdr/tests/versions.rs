@@ -37,10 +37,10 @@ fn version_is_reported_and_switchable() {
     let o = f.run_env(&["--version"], &[("HERDR_FAKE_VERSION", "0.8.2")]);
     assert_eq!(o.stdout, "herdr 0.8.2\n");
     // Bad values are usage errors, never a silent default.
-    let o = f.run_env(&["--version"], &[("HERDR_FAKE_VERSION", "0.9.0")]);
+    let o = f.run_env(&["--version"], &[("HERDR_FAKE_VERSION", "0.9.1")]);
     assert_eq!(o.code, Some(2));
     assert!(
-        o.stderr.contains("HERDR_FAKE_VERSION=0.9.0"),
+        o.stderr.contains("HERDR_FAKE_VERSION=0.9.1"),
         "{}",
         o.stderr
     );

@@ -16,17 +16,18 @@ use serde_json::Value;
 
 use crate::env::{self, HerdrEnv};
 use crate::error::LinkError;
+pub use crate::oplog::CallTrace;
 use process::{Exit, RunError};
-
-/// The records of this driver's calls and of a send's delivery turn are the operator log's
-/// (defined there, so the log stays a leaf that imports no driver).
-pub use crate::oplog::{CallTrace, TurnTrace};
 
 /// A CLI call that did not give a usable answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CliFailure {
-    /// Spawn failure, timeout, oversized or non-JSON output, or any other transport problem.
+    /// Spawn failure, oversized or non-JSON output, or any other transport problem.
     Transport(String),
+    /// The call ran out of its time limit and was killed. Herdr may still have acted on it (a
+    /// prompt queued in Herdr 0.9 is typed later); it classifies like a transport failure
+    /// unless the operation knows better (send: the message may still arrive).
+    TimedOut(String),
     /// The kernel refused the call's argv as too long (`E2BIG`): Herdr was never reached and
     /// is not at fault, so the operation's own code applies (never NOT_IN_HERDR).
     ArgsTooLong(String),
@@ -53,9 +54,10 @@ impl CliFailure {
     /// The internal detail for logs.
     pub fn detail(&self) -> String {
         match self {
-            CliFailure::Transport(d) | CliFailure::ArgsTooLong(d) | CliFailure::Refused(d) => {
-                d.clone()
-            }
+            CliFailure::Transport(d)
+            | CliFailure::TimedOut(d)
+            | CliFailure::ArgsTooLong(d)
+            | CliFailure::Refused(d) => d.clone(),
             CliFailure::Rejected { code, message } if message.is_empty() => code.clone(),
             CliFailure::Rejected { code, message } => format!("{code}: {message}"),
         }
@@ -66,7 +68,9 @@ impl CliFailure {
     /// a command line Herdr's CLI refused included) gets the operation's `fallback` code.
     pub fn classify(self, fallback: impl FnOnce(String) -> LinkError) -> LinkError {
         match &self {
-            CliFailure::Transport(_) => LinkError::NotInHerdr(self.detail()),
+            CliFailure::Transport(_) | CliFailure::TimedOut(_) => {
+                LinkError::NotInHerdr(self.detail())
+            }
             _ if self.is_code("not_in_herdr") => LinkError::NotInHerdr(self.detail()),
             _ if self.is_code("agent_not_found") => LinkError::PeerNotFound(self.detail()),
             _ => fallback(self.detail()),
@@ -80,7 +84,6 @@ pub struct Herdr {
     timeout: Duration,
     start_timeout: Duration,
     trace: RefCell<Vec<CallTrace>>,
-    turn: RefCell<Option<TurnTrace>>,
 }
 
 impl Herdr {
@@ -91,23 +94,12 @@ impl Herdr {
             timeout: env::call_timeout(),
             start_timeout: env::start_timeout(),
             trace: RefCell::new(Vec::new()),
-            turn: RefCell::new(None),
         }
     }
 
     /// The time limit of one ordinary call (`HERDR_LINK_TIMEOUT_MS`).
     pub fn timeout(&self) -> Duration {
         self.timeout
-    }
-
-    /// Records how a send waited for its delivery turn (for the operator log).
-    pub fn record_turn(&self, turn: TurnTrace) {
-        *self.turn.borrow_mut() = Some(turn);
-    }
-
-    /// Takes the delivery turn recorded for this operation, if any.
-    pub fn take_turn(&self) -> Option<TurnTrace> {
-        self.turn.borrow_mut().take()
     }
 
     /// Takes the calls recorded so far.
@@ -125,15 +117,10 @@ impl Herdr {
         self.run(&["agent", "list"], self.timeout)
     }
 
-    /// `agent prompt <target> <text>`: exactly four argv elements, never `--wait`, under `limit`
-    /// (what is left of the call's time limit after waiting for the delivery turn).
-    pub fn agent_prompt(
-        &self,
-        target: &str,
-        text: &str,
-        limit: Duration,
-    ) -> Result<Value, CliFailure> {
-        self.run(&["agent", "prompt", target, text], limit)
+    /// `agent prompt <target> <text>`: exactly four argv elements, never `--wait`. It gets the
+    /// whole call limit, however long the delivery waited for its turn before.
+    pub fn agent_prompt(&self, target: &str, text: &str) -> Result<Value, CliFailure> {
+        self.run(&["agent", "prompt", target, text], self.timeout)
     }
 
     /// `agent rename <pane> <name>`: only the self-identity bootstrap calls this.
@@ -181,9 +168,9 @@ impl Herdr {
         )
     }
 
-    /// `pane close <pane>` under `limit` (close: what is left after waiting for the delivery turn).
-    pub fn pane_close(&self, pane: &str, limit: Duration) -> Result<Value, CliFailure> {
-        self.run(&["pane", "close", pane], limit)
+    /// `pane close <pane>` (the whole call limit, after any wait for the delivery turn).
+    pub fn pane_close(&self, pane: &str) -> Result<Value, CliFailure> {
+        self.run(&["pane", "close", pane], self.timeout)
     }
 
     /// `tab create --workspace <ws> --cwd <cwd> [--label <label>] --no-focus`.
@@ -245,6 +232,7 @@ impl Herdr {
             let detail = format!("herdr {}: {e}", args[..2].join(" "));
             match e {
                 RunError::ArgsTooLong(_) => CliFailure::ArgsTooLong(detail),
+                RunError::Timeout(_) => CliFailure::TimedOut(detail),
                 _ => CliFailure::Transport(detail),
             }
         })?;
@@ -389,6 +377,8 @@ mod tests {
     #[test]
     fn classification_passes_through() {
         let t = CliFailure::Transport("socket hang up".into());
+        assert_eq!(t.classify(LinkError::SendFailed).code(), "NOT_IN_HERDR");
+        let t = CliFailure::TimedOut("herdr agent get: timed out".into());
         assert_eq!(t.classify(LinkError::SendFailed).code(), "NOT_IN_HERDR");
         let n = CliFailure::Rejected {
             code: "not_in_herdr".into(),

@@ -5,13 +5,19 @@ use serde_json::{json, Value};
 use crate::error::LinkError;
 use crate::herdr::Herdr;
 use crate::identity::{same_workspace, self_workspace, target_context};
-use crate::ops::send::take_turn;
+use crate::ops::delivery;
 use crate::protocol::is_valid_agent_name;
+use crate::turn;
 
 /// Closes `agent`'s live pane, after any delivery to it has been submitted (its delivery turn).
 /// The caller needs a workspace but no Agent Name; the pane id is read fresh from the target's
 /// record every time.
-pub fn close(herdr: &Herdr, pane: &str, agent: &str) -> Result<Value, LinkError> {
+pub fn close(
+    herdr: &Herdr,
+    turns: &turn::Record,
+    pane: &str,
+    agent: &str,
+) -> Result<Value, LinkError> {
     if !is_valid_agent_name(agent) {
         return Err(LinkError::PeerNotFound(
             "target agent is not a live peer".into(),
@@ -26,15 +32,16 @@ pub fn close(herdr: &Herdr, pane: &str, agent: &str) -> Result<Value, LinkError>
     // A message sent to the agent may still be waiting for Herdr's Enter (it comes 300 ms after
     // the text): closing the pane before it would lose a message that was reported `sent`. So
     // close takes the agent's delivery turn, which waits for that Enter, and holds it while the
-    // pane closes so no delivery starts meanwhile. No turn in time: nothing is closed.
-    let (turn, left) = take_turn(herdr, &target).map_err(|why| {
-        LinkError::CloseFailed(format!(
+    // pane closes so no delivery starts meanwhile. No turn in time (a delivery to the agent is
+    // stuck): nothing is closed. The close itself then gets the whole call limit.
+    let turn = delivery::take(turns, &target).map_err(|why| {
+        LinkError::CloseQueueStuck(format!(
             "a delivery to {} was still pending {why}; nothing was closed",
             target.name
         ))
     })?;
     let closed = herdr
-        .pane_close(&target.pane_id, left)
+        .pane_close(&target.pane_id)
         .map_err(|f| f.classify(LinkError::CloseFailed));
     drop(turn);
     closed?;

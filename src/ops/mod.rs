@@ -2,6 +2,7 @@
 //! and the caller's pane, and return the receipt JSON or a [`LinkError`](crate::error::LinkError).
 
 pub mod close;
+pub mod delivery;
 pub mod peers;
 pub mod send;
 pub mod start;

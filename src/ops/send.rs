@@ -1,29 +1,30 @@
 //! `herdr_link_send`: deliver one envelope, wrapped for a possibly dormant receiver, in the
 //! receiver's delivery turn ([`crate::turn`]) so it arrives as a submission of its own.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use crate::env;
 use crate::error::LinkError;
-use crate::herdr::{CliFailure, Herdr, TurnTrace};
+use crate::herdr::{CliFailure, Herdr};
 use crate::identity::{same_workspace, self_context, target_context, TargetContext};
 use crate::limits::{encoded_len_upto, message_over_limit, MAX_ARG_STRLEN, MAX_MESSAGE_BYTES};
+use crate::ops::delivery;
 use crate::protocol::{check_message, is_valid_agent_name, Envelope};
-use crate::turn;
-
-/// The part of the call's time limit kept for the Herdr call made in the turn (`agent prompt`,
-/// close's `pane close`): a turn that would leave less is given up (nothing typed or closed)
-/// rather than risking that call cut off mid-way. Capped at half the limit, for short limits.
-const RESERVE: Duration = Duration::from_secs(1);
+use crate::turn::{self, Delivery};
 
 /// Sends `message` to `to`: the input first (size limit, recipient name rule, blank or NUL
 /// message), so no Herdr call (not even the self-identity bootstrap's rename) happens for a send
 /// that could not travel; then fresh self and target records, the same-workspace guard, and, in
 /// the receiver's turn, one `agent prompt <to> <wrapper>`. "sent" means Herdr accepted delivery,
 /// nothing more.
-pub fn send(herdr: &Herdr, pane: &str, to: &str, message: &str) -> Result<Value, LinkError> {
+pub fn send(
+    herdr: &Herdr,
+    turns: &turn::Record,
+    pane: &str,
+    to: &str,
+    message: &str,
+) -> Result<Value, LinkError> {
     if message_over_limit(message) {
         return Err(LinkError::SendFailed(format!(
             "message is over the limit of {MAX_MESSAGE_BYTES} bytes as the envelope encodes it ({}+ bytes; {} characters given); nothing was sent",
@@ -53,73 +54,45 @@ pub fn send(herdr: &Herdr, pane: &str, to: &str, message: &str) -> Result<Value,
             MAX_ARG_STRLEN - 1
         )));
     }
-    deliver(herdr, &target, &wrapper)?;
+    deliver(herdr, turns, &target, &wrapper)?;
     Ok(json!({"status": "sent", "id": envelope.id, "to": target.name}))
 }
 
-/// The delivery-turn key of `target`: its Herdr socket and resolved pane (the name when Herdr
-/// reported no pane). Close uses the same key, so it waits for a delivery still being submitted.
-pub(crate) fn turn_key(target: &TargetContext) -> u64 {
-    let receiver = if target.pane_id.is_empty() {
-        format!("name:{}", target.name)
-    } else {
-        target.pane_id.clone()
-    };
-    turn::receiver_key(&env::socket_path(), &receiver)
-}
-
-/// Takes `target`'s delivery turn within the call's time limit, less a reserve for the Herdr
-/// call that follows (capped at half the limit), and records in the operator log how it waited.
-/// Returns the turn and the time left for that call, or why no turn came (for the error detail).
-pub(crate) fn take_turn(
+/// Types `wrapper` into the receiver's pane in its delivery turn. The wait for the turn has its
+/// own bound, and the prompt after it gets the whole call limit. No turn in time (the queue is
+/// stuck) is `SEND_FAILED` with nothing typed. A prompt that ran out of time may still be
+/// typed by Herdr (0.9 queues it and types it later), so it is reported as unconfirmed and
+/// never resent.
+fn deliver(
     herdr: &Herdr,
+    turns: &turn::Record,
     target: &TargetContext,
-) -> Result<(turn::Turn, Duration), String> {
-    let limit = herdr.timeout();
-    let started = Instant::now();
-    let reserve = RESERVE.min(limit / 2);
-    match turn::take(turn_key(target), started + (limit - reserve)) {
-        Ok(t) => {
-            herdr.record_turn(TurnTrace {
-                waited: t.waited(),
-                shared: t.shared(),
-                got: true,
-            });
-            Ok((t, limit.saturating_sub(started.elapsed()).max(reserve)))
-        }
-        Err(busy) => {
-            herdr.record_turn(TurnTrace {
-                waited: busy.waited,
-                shared: busy.shared,
-                got: false,
-            });
-            Err(format!(
-                "within the time limit of {} ms: {}",
-                limit.as_millis(),
-                busy.detail
-            ))
-        }
-    }
-}
-
-/// Types `wrapper` into the receiver's pane in its delivery turn. The wait for the turn and the
-/// prompt share the call's time limit; no turn in time is `SEND_FAILED` with nothing typed.
-fn deliver(herdr: &Herdr, target: &TargetContext, wrapper: &str) -> Result<(), LinkError> {
-    let (turn, left) = take_turn(herdr, target).map_err(|why| {
-        LinkError::SendFailed(format!(
+    wrapper: &str,
+) -> Result<(), LinkError> {
+    let turn = delivery::take(turns, target).map_err(|why| {
+        LinkError::SendQueueStuck(format!(
             "no delivery turn for {} {why}; nothing was sent",
             target.name
         ))
     })?;
-    let result = herdr.agent_prompt(&target.name, wrapper, left);
-    // Herdr typed the text (or may have, when the call broke off): its Enter is now pending.
-    if matches!(result, Ok(_) | Err(CliFailure::Transport(_))) {
-        turn.delivered();
+    let started = Instant::now();
+    let result = herdr.agent_prompt(&target.name, wrapper);
+    // Herdr typed the text (or may have, or may yet): when its Enter is due.
+    match &result {
+        Ok(_) => turn.delivered(Delivery::Answered(started.elapsed())),
+        Err(CliFailure::Transport(_) | CliFailure::TimedOut(_)) => {
+            turn.delivered(Delivery::BrokeOff)
+        }
+        Err(_) => {}
     }
     drop(turn);
-    result
-        .map(|_| ())
-        .map_err(|f| f.classify(LinkError::SendFailed))
+    match result {
+        Ok(_) => Ok(()),
+        Err(CliFailure::TimedOut(d)) => Err(LinkError::SendUnconfirmed(format!(
+            "{d}; Herdr may still type the message"
+        ))),
+        Err(f) => Err(f.classify(LinkError::SendFailed)),
+    }
 }
 
 #[cfg(test)]

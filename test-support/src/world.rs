@@ -249,6 +249,7 @@ impl World {
         std::env::set_var("HERDR_SOCKET_PATH", world.dir.join("herdr.sock"));
         std::env::remove_var("HERDR_LINK_TIMEOUT_MS");
         std::env::remove_var("HERDR_LINK_START_TIMEOUT_MS");
+        std::env::remove_var("HERDR_LINK_TURN_WAIT_MS");
         world
     }
 

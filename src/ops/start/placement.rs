@@ -24,7 +24,7 @@ impl Allocation {
     pub fn roll_back(&self, herdr: &Herdr) {
         let _ = match &self.undo {
             Undo::CloseTab(tab) => herdr.tab_close(tab),
-            Undo::ClosePane(pane) => herdr.pane_close(pane, herdr.timeout()),
+            Undo::ClosePane(pane) => herdr.pane_close(pane),
         };
     }
 }
