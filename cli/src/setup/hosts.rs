@@ -196,6 +196,8 @@ pub fn plan(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         Host::Claude => claude(o, cx),
         Host::Codex => codex(o, cx),
         Host::OpenCode => opencode(o, cx),
+        Host::Gemini => settings_host(o, cx, &GEMINI),
+        Host::Qwen => settings_host(o, cx, &QWEN),
         Host::Pi => pi(o, cx),
     }
 }
@@ -382,6 +384,109 @@ fn opencode(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     Ok(Plan {
         changes: vec![mcp, guard],
         ..Plan::default()
+    })
+}
+
+/// A host configured by one `settings.json` holding both `mcpServers` and `hooks` (Gemini CLI,
+/// Qwen Code; docs/hosts-gemini-qwen.md).
+struct SettingsHost {
+    /// `guard --host` and `setup` name.
+    name: &'static str,
+    /// The user dir from [`Places`].
+    user_dir: fn(&Places) -> &Path,
+    /// The project dir under `--project DIR`.
+    project_dir: &'static str,
+    /// The before-tool hook event.
+    event: &'static str,
+    /// The shell tool the hook matches.
+    shell_tool: &'static str,
+    /// Entry fields beyond `command` and `args`, in the host's words: trust the server (its
+    /// tools run without a confirmation, as the user approves Link by installing it) and, for
+    /// Qwen Code, list its tools up front instead of behind the tool search.
+    extra: &'static [(&'static str, bool)],
+    /// Said once after install.
+    note: &'static str,
+}
+
+const GEMINI: SettingsHost = SettingsHost {
+    name: "gemini",
+    user_dir: |p| &p.gemini,
+    project_dir: ".gemini",
+    event: "BeforeTool",
+    shell_tool: "run_shell_command",
+    extra: &[("trust", true)],
+    note: "Gemini CLI connects MCP servers and runs hooks only in trusted folders when folder \
+           trust is on; run it inside Herdr in a trusted folder",
+};
+
+const QWEN: SettingsHost = SettingsHost {
+    name: "qwen",
+    user_dir: |p| &p.qwen,
+    project_dir: ".qwen",
+    event: "PreToolUse",
+    shell_tool: "run_shell_command",
+    extra: &[("trust", true), ("alwaysLoadTools", true)],
+    note: "Qwen Code honours trust for a server only in trusted folders when folder trust is on",
+};
+
+fn settings_host(o: &Options, cx: &Ctx, h: &SettingsHost) -> Result<Plan, String> {
+    let path = match cx.project {
+        Some(dir) => dir.join(h.project_dir).join("settings.json"),
+        None => (h.user_dir)(cx.places).join("settings.json"),
+    };
+    let bin = cx.bin.display().to_string();
+    let hook = guard_command(cx.bin, h.name);
+    let ours = |c: &str| js::is_guard_command(c, h.name);
+    let settings = json_change(path, |root, what| {
+        if o.uninstall {
+            js::remove_nested(root.as_object_mut().expect("object"), "mcpServers", SERVER);
+            js::remove_event_hook(root, h.event, ours);
+            return Ok(());
+        }
+        {
+            let map = root.as_object_mut().expect("object");
+            let servers = js::object_at(map, "mcpServers", what)?;
+            let entry = js::object_at(servers, SERVER, what)?;
+            js::set(entry, "command", json!(bin));
+            js::set(entry, "args", json!(["mcp"]));
+            for (key, value) in h.extra {
+                js::set(entry, key, json!(value));
+            }
+            if let Some(pin) = cx.pin {
+                let env = js::object_at(entry, "env", what)?;
+                js::set(env, "HERDR_BIN_PATH", json!(pin));
+            }
+        }
+        js::add_event_hook(root, h.event, Some(h.shell_tool), &hook, ours, what)
+    })?;
+    // The host runs each command with `bash -c` in its own environment: the shim is first on
+    // the commands' PATH when it is first on the PATH the host was started with, from the
+    // shell Herdr types the host's command into.
+    let files = shim::interactive_startup_files(&cx.places.home, cx.places.shell.as_deref());
+    let mut changes = vec![settings];
+    for file in &files {
+        changes.push(shim::startup_file_change_for(
+            file.clone(),
+            &shim::dir(cx.places),
+            o.uninstall,
+            Some(h.name),
+        )?);
+    }
+    let mut notes = Vec::new();
+    if !o.uninstall {
+        notes.push(h.note.to_string());
+        if files.is_empty() {
+            notes.push(format!(
+                "{} is not a POSIX shell: put the herdr shim directory first on PATH inside \
+                 Herdr in its startup file yourself (the line below, in its syntax)",
+                cx.places.shell.as_deref().unwrap_or("your shell")
+            ));
+        }
+    }
+    Ok(Plan {
+        changes,
+        commands: Vec::new(),
+        notes,
     })
 }
 
