@@ -56,7 +56,8 @@ const DOCTOR_HELP: &str = "usage: herdr-link doctor [--pane PANE]
 
 Read-only diagnosis of the Herdr environment for operators: one PASS/FAIL/SKIP line per check
 (environment, settings, the herdr binary and its version, this pane's agent record and name,
-peers, whether the herdr shim is the first herdr on PATH, operator log). Exit status 1 when a check failed, else 0. Runs only `herdr --version`,
+peers, whether the herdr shim is the first herdr on PATH, operator log; run from a Gemini CLI or
+Qwen Code shell command, whether that host's settings register Herdr Link). Exit status 1 when a check failed, else 0. Runs only `herdr --version`,
 `agent get` and `agent list`; renames and prompts nothing.
 
   --pane PANE   diagnose this pane instead of $HERDR_PANE_ID (as a Herdr plugin action, the

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict"
 import { test } from "node:test"
 import { assertRunHealthy, runRoute } from "./lib/e2e.mjs"
-import { claude, codex, opencodeMcp, opencodePlugin } from "./lib/hosts.mjs"
+import { claude, codex, gemini, opencodeMcp, opencodePlugin, qwen } from "./lib/hosts.mjs"
 import { REPO, Sandbox } from "./lib/sandbox.mjs"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -28,6 +28,8 @@ const BLOCK_REASON = {
   codex: reason("REASON_BLOCK_GATEWAY"),
   "opencode-mcp": reason("REASON_BLOCK_EITHER"),
   "opencode-plugin": reason("REASON_BLOCK_GATEWAY"),
+  gemini: reason("REASON_BLOCK_EITHER"),
+  qwen: reason("REASON_BLOCK_GATEWAY"),
 }
 const ORDINARY = "echo ordinary-bash-ran"
 // The wait's own output (Herdr's agent record, with pane ids) stays out of the model's view.
@@ -57,7 +59,7 @@ const waits = (sb) => sb.argvLog().filter((a) => a[0] === "agent" && a[1] === "w
 const prompts = (sb) => sb.argvLog().filter((a) => a[0] === "agent" && a[1] === "prompt")
 
 const ONLY = process.env.HERDR_E2E_ONLY?.split(",")
-const ROUTES = [claude, codex, opencodeMcp, opencodePlugin].filter((r) => !ONLY || ONLY.includes(r.name))
+const ROUTES = [claude, codex, opencodeMcp, opencodePlugin, gemini, qwen].filter((r) => !ONLY || ONLY.includes(r.name))
 
 for (const route of ROUTES) {
   test(`${route.name}: the guard allows a wait while dormant and blocks it once active`, async () => {

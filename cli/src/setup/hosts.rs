@@ -429,6 +429,56 @@ const QWEN: SettingsHost = SettingsHost {
     note: "Qwen Code honours trust for a server only in trusted folders when folder trust is on",
 };
 
+/// What a Gemini CLI or Qwen Code `settings.json` holds of setup's entries (for doctor).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registration {
+    /// The settings file looked at.
+    pub file: PathBuf,
+    /// `mcpServers.herdr_link` is there.
+    pub server: bool,
+    /// The guard hook is there, on the host's before-tool event.
+    pub guard: bool,
+}
+
+/// The Gemini CLI / Qwen Code settings files that register Herdr Link for a session in `cwd`
+/// (the project's, then the user's), with what each holds; `None` for the other hosts.
+pub fn registrations(host: Host, places: &Places, cwd: &Path) -> Option<Vec<Registration>> {
+    let h = match host {
+        Host::Gemini => &GEMINI,
+        Host::Qwen => &QWEN,
+        _ => return None,
+    };
+    let files = [
+        cwd.join(h.project_dir).join("settings.json"),
+        (h.user_dir)(places).join("settings.json"),
+    ];
+    Some(
+        files
+            .into_iter()
+            .map(|file| {
+                let value = std::fs::read_to_string(&file)
+                    .ok()
+                    .and_then(|t| js::parse("", &t).ok())
+                    .unwrap_or(Value::Null);
+                let server = value["mcpServers"][SERVER].is_object();
+                let guard = value["hooks"][h.event]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e["hooks"].as_array())
+                    .flatten()
+                    .filter_map(|hook| hook["command"].as_str())
+                    .any(|c| js::is_guard_command(c, h.name));
+                Registration {
+                    file,
+                    server,
+                    guard,
+                }
+            })
+            .collect(),
+    )
+}
+
 fn settings_host(o: &Options, cx: &Ctx, h: &SettingsHost) -> Result<Plan, String> {
     let path = match cx.project {
         Some(dir) => dir.join(h.project_dir).join("settings.json"),

@@ -167,6 +167,8 @@ pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
     Ok(Some(o))
 }
 
+pub use hosts::{registrations, Registration};
+
 /// Where the user's config lives: `HOME`, `CODEX_HOME`, `XDG_CONFIG_HOME`, `GEMINI_CLI_HOME`,
 /// `QWEN_HOME`.
 pub struct Places {
@@ -187,7 +189,8 @@ pub struct Places {
 }
 
 impl Places {
-    fn from_env() -> Result<Places, String> {
+    /// The locations from this process's environment (`HOME` must be set).
+    pub fn from_env() -> Result<Places, String> {
         let var = |k: &str| {
             std::env::var_os(k)
                 .filter(|v| !v.is_empty())

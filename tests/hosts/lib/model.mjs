@@ -236,6 +236,21 @@ function responsesStream(body, decision) {
   return out
 }
 
+/** A whole (non-streamed) chat completion: Qwen Code's side queries ask with `stream: false`. */
+function chatCompletion(body, decision) {
+  const message = "tool" in decision
+    ? { role: "assistant", content: null, tool_calls: [{ id: nextId("call"), type: "function", function: { name: decision.tool, arguments: JSON.stringify(decision.input) } }] }
+    : { role: "assistant", content: decision.text }
+  return {
+    id: nextId("chatcmpl"),
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: body.model,
+    choices: [{ index: 0, message, finish_reason: "tool" in decision ? "tool_calls" : "stop" }],
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  }
+}
+
 function chatStream(body, decision) {
   const id = nextId("chatcmpl")
   const chunk = (delta, finish) =>
@@ -270,7 +285,7 @@ function geminiStream(body, decision) {
 const ROUTES = [
   { match: (p) => p.startsWith("/v1/messages") && !p.includes("count_tokens"), parse: fromAnthropic, stream: anthropicStream },
   { match: (p) => p.startsWith("/v1/responses"), parse: fromResponses, stream: responsesStream },
-  { match: (p) => p.startsWith("/v1/chat/completions"), parse: fromChat, stream: chatStream },
+  { match: (p) => p.startsWith("/v1/chat/completions"), parse: fromChat, stream: chatStream, json: (body, d) => (body.stream === false ? chatCompletion(body, d) : undefined) },
   { match: (p) => /\/models\/[^/:]+:streamGenerateContent/.test(p), parse: fromGemini, stream: geminiStream },
   { match: (p) => /\/models\/[^/:]+:generateContent/.test(p), parse: fromGemini, json: geminiResponse },
 ]
@@ -314,9 +329,10 @@ export async function startModel(decide) {
           record.error = String(e?.stack ?? e)
           record.decision = { text: `scripted model error: ${e?.message ?? e}` }
         }
-        if (route.json) {
+        const whole = route.json?.(record.body, record.decision)
+        if (whole) {
           res.writeHead(200, { "content-type": "application/json" })
-          res.end(JSON.stringify(route.json(record.body, record.decision)))
+          res.end(JSON.stringify(whole))
           return
         }
         res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" })

@@ -76,7 +76,12 @@ export function playGoals(goals, naming) {
     // A side request offering tools of its own (Qwen Code's structured `respond_in_schema`)
     // but not the host's shell tool: not a step of the goals.
     const shell = shellCall(conversation.api, "", naming).tool
-    if (!conversation.tools.some((t) => t.name === shell)) return { text: "Herdr Link session" }
+    if (!conversation.tools.some((t) => t.name === shell)) {
+      // Qwen Code's auto approval mode asks the model itself whether a shell command may run:
+      // the scripted model lets every command through (the guard is what is under test).
+      if (conversation.tools.some((t) => t.name === "respond_in_schema")) return { tool: "respond_in_schema", input: { shouldBlock: false } }
+      return { text: "Herdr Link session" }
+    }
     const made = conversation.calls.filter((c) => !isSearch(c))
     const goal = goals[made.length]
     if (!goal) return { text: "done" }
