@@ -61,12 +61,18 @@ const prompts = (sb) => sb.argvLog().filter((a) => a[0] === "agent" && a[1] === 
 const ONLY = process.env.HERDR_E2E_ONLY?.split(",")
 const ROUTES = [claude, codex, opencodeMcp, opencodePlugin, gemini, qwen].filter((r) => !ONLY || ONLY.includes(r.name))
 
+// Gemini CLI and Qwen Code: the active wait starts with a command that shows whether the shell
+// ran at all, so the check tells the hook's block (before the shell) from the herdr shim's
+// refusal (inside it), which would give the same reason.
+const SHELL_RAN = "echo shell-ran; "
+
 for (const route of ROUTES) {
   test(`${route.name}: the guard allows a wait while dormant and blocks it once active`, async () => {
+    const before = route === gemini || route === qwen ? SHELL_RAN : ""
     const goals = [
       { bash: WAIT },
       { link: "activate" },
-      { bash: WAIT },
+      { bash: before + WAIT },
       { bash: "herdr agent prompt beta hi --wait >/dev/null" },
       { bash: ORDINARY },
     ]
@@ -77,6 +83,7 @@ for (const route of ROUTES) {
       assert.doesNotMatch(String(dormantWait.output), /Blocked by Herdr Link/, run.describe())
       assert.match(String(dormantWait.output), /wait-returned/, run.describe())
       assert.match(String(activeWait.output), END_TURN_REASON, run.describe())
+      if (before) assert.doesNotMatch(String(activeWait.output), /shell-ran/, `the shell ran: the hook did not block\n${run.describe()}`)
       assert.match(String(promptWait.output), BLOCK_REASON[route.name], run.describe())
       assert.match(String(ordinary.output), /ordinary-bash-ran/, run.describe())
       // Only the dormant wait reached Herdr; the blocked prompt never did.
