@@ -385,27 +385,36 @@ pub enum McpHost {
     OpenCode,
     /// AGY: its `call_mcp_tool` wrapper with `ServerName` and the canonical `ToolName`.
     Agy,
+    /// Gemini CLI: `mcp_<server>_<tool>`; it refreshes its tools on
+    /// `notifications/tools/list_changed` (docs/hosts-gemini-qwen.md).
+    Gemini,
+    /// Qwen Code: `mcp__<server>__<tool>`; it never shows the tools
+    /// `notifications/tools/list_changed` announces (docs/hosts-gemini-qwen.md).
+    Qwen,
     /// Any other or unknown host: only what holds in every host is said.
     Other,
 }
 
 impl McpHost {
     /// Parses the names `herdr-link mcp --host` and `herdr-link setup` use: `claude`, `codex`,
-    /// `opencode`, `agy`.
+    /// `opencode`, `agy`, `gemini`, `qwen`.
     pub fn parse(s: &str) -> Option<McpHost> {
         match s {
             "claude" => Some(McpHost::Claude),
             "codex" => Some(McpHost::Codex),
             "opencode" => Some(McpHost::OpenCode),
             "agy" => Some(McpHost::Agy),
+            "gemini" => Some(McpHost::Gemini),
+            "qwen" => Some(McpHost::Qwen),
             _ => None,
         }
     }
 
     /// The host an MCP client name (`clientInfo.name` of `initialize` or of a request's
     /// `_meta`) names: `claude…` (Claude Code sends `claude-code`), `codex…`
-    /// (`codex-mcp-client`), `opencode…`, `antigravity…`; case, spaces and `_` do not matter;
-    /// [`McpHost::Other`] for anything else.
+    /// (`codex-mcp-client`), `opencode…`, `antigravity…`, `gemini-cli…` (Gemini CLI sends
+    /// `gemini-cli-mcp-client`), `qwen…` (Qwen Code sends `qwen-cli-mcp-client-<server>`);
+    /// case, spaces and `_` do not matter; [`McpHost::Other`] for anything else.
     pub fn from_client_name(name: &str) -> McpHost {
         let name = name.trim().to_ascii_lowercase().replace([' ', '_'], "-");
         if name.starts_with("claude") {
@@ -416,6 +425,10 @@ impl McpHost {
             McpHost::OpenCode
         } else if name.starts_with("antigravity") || name == "agy" {
             McpHost::Agy
+        } else if name.starts_with("gemini-cli") {
+            McpHost::Gemini
+        } else if name.starts_with("qwen") {
+            McpHost::Qwen
         } else {
             McpHost::Other
         }
@@ -459,8 +472,9 @@ impl McpNaming {
     fn shown(&self, tool: &str) -> Option<String> {
         let s = &self.server;
         match self.host {
-            McpHost::Claude => Some(format!("mcp__{s}__{tool}")),
+            McpHost::Claude | McpHost::Qwen => Some(format!("mcp__{s}__{tool}")),
             McpHost::OpenCode => Some(format!("{s}_{tool}")),
+            McpHost::Gemini => Some(format!("mcp_{s}_{tool}")),
             McpHost::Codex | McpHost::Agy | McpHost::Other => None,
         }
     }
@@ -469,7 +483,9 @@ impl McpNaming {
     fn gateway(&self) -> String {
         let s = &self.server;
         match self.host {
-            McpHost::Claude | McpHost::OpenCode => self.shown(GATEWAY).unwrap_or_default(),
+            McpHost::Claude | McpHost::OpenCode | McpHost::Gemini | McpHost::Qwen => {
+                self.shown(GATEWAY).unwrap_or_default()
+            }
             McpHost::Codex => format!("{GATEWAY} (in the tool namespace mcp__{s})"),
             McpHost::Agy => format!("{GATEWAY} (through call_mcp_tool with ServerName \"{s}\")"),
             McpHost::Other => format!("the {GATEWAY} gateway"),
@@ -487,7 +503,7 @@ pub fn mcp_appendix(naming: &McpNaming) -> String {
          - start: {START_DESCRIPTION}\n"
     );
     match naming.host {
-        McpHost::Claude | McpHost::OpenCode => {
+        McpHost::Claude | McpHost::OpenCode | McpHost::Gemini => {
             text.push_str(
                 "The tools are presented under this host's names for the server (the canonical name is always the suffix):",
             );
@@ -498,6 +514,9 @@ pub fn mcp_appendix(naming: &McpNaming) -> String {
         }
         McpHost::Codex => text.push_str(&format!(
             "In this host the tools sit in the namespace mcp__{s} under their canonical names. It does not show the tools that notifications/tools/list_changed announces, so use {GATEWAY}'s actions for every capability: where the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call {GATEWAY} with action start, send, peers or close. Should the namespace list them, they may be called directly."
+        )),
+        McpHost::Qwen => text.push_str(&format!(
+            "In this host the gateway is {gw}. It does not show the tools that notifications/tools/list_changed announces, so use {GATEWAY}'s actions for every capability: where the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call {gw} with action start, send, peers or close. Should the host list them (as mcp__{s}__{TOOL_SEND} and so on), they may be called directly."
         )),
         McpHost::Agy => text.push_str(&format!(
             "In this host every tool is called through call_mcp_tool with ServerName \"{s}\", ToolName the canonical name ({GATEWAY}, {}) and Arguments the tool's input object.",
@@ -688,6 +707,25 @@ mod tests {
             assert!(codex.contains("call herdr_link with action start, send, peers or close"));
             assert!(!codex.contains(&format!("mcp__{server}__")), "{codex}");
 
+            // Gemini CLI: one underscore each side, and Tier 1 listed (it refreshes its tools).
+            let gemini = mcp_appendix(&naming(McpHost::Gemini, server));
+            for t in TIER1 {
+                assert!(
+                    gemini.contains(&format!("- {t} -> mcp_{server}_{t}")),
+                    "{gemini}"
+                );
+            }
+            assert!(gemini.contains(&format!("only mcp_{server}_herdr_link is listed")));
+            assert!(!gemini.contains("mcp__"), "{gemini}");
+
+            // Qwen Code: Claude Code's form, but the gateway's actions for every capability.
+            let qwen = mcp_appendix(&naming(McpHost::Qwen, server));
+            assert!(qwen.contains(&format!("only mcp__{server}__herdr_link is listed")));
+            assert!(qwen.contains(&format!(
+                "call mcp__{server}__herdr_link with action start, send, peers or close"
+            )));
+            assert!(!qwen.contains(" -> "), "{qwen}");
+
             let agy = mcp_appendix(&naming(McpHost::Agy, server));
             assert!(agy.contains(&format!("call_mcp_tool with ServerName \"{server}\"")));
             assert!(!agy.contains(&format!("mcp__{server}__")), "{agy}");
@@ -717,6 +755,8 @@ mod tests {
             ("codex", McpHost::Codex),
             ("opencode", McpHost::OpenCode),
             ("agy", McpHost::Agy),
+            ("gemini", McpHost::Gemini),
+            ("qwen", McpHost::Qwen),
         ] {
             assert_eq!(McpHost::parse(flag), Some(host));
         }
@@ -727,6 +767,9 @@ mod tests {
             ("codex-mcp-client", McpHost::Codex),
             ("opencode", McpHost::OpenCode),
             ("Antigravity", McpHost::Agy),
+            ("gemini-cli-mcp-client", McpHost::Gemini),
+            ("qwen-cli-mcp-client-herdr_link", McpHost::Qwen),
+            ("gemini", McpHost::Other),
             ("mcp", McpHost::Other),
             ("raw-test", McpHost::Other),
             ("", McpHost::Other),

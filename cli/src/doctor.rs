@@ -266,6 +266,68 @@ fn shim_check() -> Check {
     }
 }
 
+/// The hosts doctor recognises by the variable they set for their shell commands (Gemini CLI:
+/// `GEMINI_CLI=1`, Qwen Code: `QWEN_CODE=1`; docs/hosts-gemini-qwen.md), with their names.
+const HOSTS_BY_ENV: &[(&str, crate::setup::Host, &str, &str)] = &[
+    (
+        "GEMINI_CLI",
+        crate::setup::Host::Gemini,
+        "gemini",
+        "Gemini CLI",
+    ),
+    ("QWEN_CODE", crate::setup::Host::Qwen, "qwen", "Qwen Code"),
+];
+
+/// When doctor runs as a shell command of a host it recognises: whether that host's settings
+/// register the `herdr_link` server and the guard hook (`herdr-link setup <host>`). `None` (no
+/// line) anywhere else.
+fn host_check() -> Option<Check> {
+    const NAME: &str = "host";
+    let &(_, host, id, title) = HOSTS_BY_ENV
+        .iter()
+        .find(|(key, ..)| var(key).as_deref() == Some("1"))?;
+    let places = match crate::setup::Places::from_env() {
+        Ok(p) => p,
+        Err(e) => return Some(fail(NAME, format!("{title}: {e}"))),
+    };
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let found = crate::setup::registrations(host, &places, &cwd).unwrap_or_default();
+    let shown = |r: &crate::setup::Registration| r.file.display().to_string();
+    Some(match found.iter().find(|r| r.server && r.guard) {
+        Some(r) => pass(
+            NAME,
+            format!(
+                "{title}: the herdr_link server and the guard hook are registered in {}",
+                shown(r)
+            ),
+        ),
+        None => {
+            let partial: Vec<String> = found
+                .iter()
+                .filter(|r| r.server || r.guard)
+                .map(|r| {
+                    let has = if r.server {
+                        "the server"
+                    } else {
+                        "the guard hook"
+                    };
+                    format!("{} has only {has}", shown(r))
+                })
+                .collect();
+            let looked = found.iter().map(shown).collect::<Vec<_>>().join(", ");
+            let detail = if partial.is_empty() {
+                format!("no herdr_link registration in {looked}")
+            } else {
+                partial.join("; ")
+            };
+            fail(
+                NAME,
+                format!("{title}: {detail}: run `herdr-link setup {id}` and restart {title}"),
+            )
+        }
+    })
+}
+
 /// Invalid `HERDR_LINK_*` values fail (each naming the default used instead).
 fn settings() -> Check {
     let bad = env::invalid_settings();
@@ -502,6 +564,7 @@ pub fn run(pane: Option<String>) -> i32 {
     }
     checks.push(shim_check());
     checks.push(turns_check());
+    checks.extend(host_check());
     checks.push(log_target(log.as_deref()));
     checks.push(settings());
     let count = |s: Status| checks.iter().filter(|c| c.status == s).count();

@@ -1,4 +1,5 @@
-//! `herdr-link guard --host claude|codex|opencode`: the Bash guard as a pre-tool command hook.
+//! `herdr-link guard --host claude|codex|opencode|gemini|qwen`: the Bash guard as a pre-tool
+//! command hook.
 //!
 //! Reads the host's hook JSON on stdin, judges the shell command with the library's guard
 //! ([`herdr_link::guard::judge`], the analysis behind `hl_bash_guard`), and blocks only when the
@@ -6,7 +7,9 @@
 //! ([`crate::activation`]). A block is exit status 2 with the guard's reason on stderr (the
 //! form Claude Code and Codex both take as "deny, tell the model this"); everything else is
 //! exit 0 with nothing written. Bad or unexpected input always allows, with one line in the
-//! operator log. No runtime, no bootstrap, no Herdr call.
+//! operator log. No runtime, no bootstrap, no Herdr call. Gemini CLI (`BeforeTool`) and Qwen
+//! Code (`PreToolUse`) take the same exit status 2 with the reason on stderr
+//! (docs/hosts-gemini-qwen.md).
 
 use std::io::{Read, Write};
 use std::time::Instant;
@@ -26,26 +29,33 @@ pub enum Host {
     Codex,
     /// The OpenCode MCP-route plugin: `{"tool":"bash","sessionID":…,"args":{"command":…}}`.
     OpenCode,
+    /// Gemini CLI `BeforeTool` (`tool_name` "run_shell_command", `tool_input.command`).
+    Gemini,
+    /// Qwen Code `PreToolUse` (`tool_name` "run_shell_command", `tool_input.command`).
+    Qwen,
 }
 
 impl Host {
-    /// Parses `claude` | `codex` | `opencode`.
+    /// Parses `claude` | `codex` | `opencode` | `gemini` | `qwen`.
     pub fn parse(s: &str) -> Option<Host> {
         match s {
             "claude" => Some(Host::Claude),
             "codex" => Some(Host::Codex),
             "opencode" => Some(Host::OpenCode),
+            "gemini" => Some(Host::Gemini),
+            "qwen" => Some(Host::Qwen),
             _ => None,
         }
     }
 
-    /// How the model sends a message in this host, for the block reason: Codex never shows
-    /// the Tier 1 tools, so only the gateway's `send` action exists there; Claude Code and
-    /// OpenCode's MCP route show `herdr_link_send` a turn late, so the reason names both.
+    /// How the model sends a message in this host, for the block reason: Codex and Qwen Code
+    /// never show the Tier 1 tools, so only the gateway's `send` action exists there; Claude
+    /// Code, OpenCode's MCP route and Gemini CLI show `herdr_link_send` a turn late, so the
+    /// reason names both.
     fn send_form(self) -> guard::SendForm {
         match self {
-            Host::Codex => guard::SendForm::GatewayAction,
-            Host::Claude | Host::OpenCode => guard::SendForm::Either,
+            Host::Codex | Host::Qwen => guard::SendForm::GatewayAction,
+            Host::Claude | Host::OpenCode | Host::Gemini => guard::SendForm::Either,
         }
     }
 
@@ -54,6 +64,8 @@ impl Host {
             Host::Claude => "claude",
             Host::Codex => "codex",
             Host::OpenCode => "opencode",
+            Host::Gemini => "gemini",
+            Host::Qwen => "qwen",
         }
     }
 }
@@ -61,7 +73,8 @@ impl Host {
 /// The most stdin the hook reads; a larger input is allowed unread.
 pub const MAX_INPUT: u64 = 8 << 20;
 
-/// Exit status of a block (Claude Code and Codex: "deny, stderr is the reason").
+/// Exit status of a block (Claude Code, Codex, Gemini CLI and Qwen Code: "deny, stderr is the
+/// reason").
 pub const EXIT_BLOCK: i32 = 2;
 
 /// What the hook answers, and what it logs.
@@ -95,6 +108,7 @@ fn parse(host: Host, input: &[u8]) -> Result<(String, Option<String>), (String, 
     let (session_key, tool_key, tool_want, args_key) = match host {
         Host::Claude | Host::Codex => ("session_id", "tool_name", "Bash", "tool_input"),
         Host::OpenCode => ("sessionID", "tool", "bash", "args"),
+        Host::Gemini | Host::Qwen => ("session_id", "tool_name", "run_shell_command", "tool_input"),
     };
     let session = obj
         .get(session_key)
@@ -282,7 +296,13 @@ mod tests {
             r#"{"tool_name":7,"tool_input":{"command":"herdr agent wait x"}}"#,
         ];
         for c in cases {
-            for host in [Host::Claude, Host::Codex, Host::OpenCode] {
+            for host in [
+                Host::Claude,
+                Host::Codex,
+                Host::OpenCode,
+                Host::Gemini,
+                Host::Qwen,
+            ] {
                 let d = decide(host, c.as_bytes(), active(None));
                 assert_eq!(d.block, None, "{host:?} {c}");
                 assert_eq!(d.log.as_ref().map(|l| l.0), Some("allow"), "{c}");
@@ -317,6 +337,49 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Gemini CLI's `BeforeTool` and Qwen Code's `PreToolUse` input as the pinned hosts send it
+    /// (docs/hosts-gemini-qwen.md): `run_shell_command` with `tool_input.command`; only that
+    /// tool is judged, and the block reason names the send the host shows.
+    #[test]
+    fn gemini_and_qwen_shapes() {
+        let gemini = r#"{"session_id":"7193107f","transcript_path":"/t","cwd":"/p","hook_event_name":"BeforeTool","timestamp":"2026-12-01T21:45:34.120Z","tool_name":"run_shell_command","tool_input":{"command":"herdr agent wait beta","description":"d"}}"#;
+        let d = decide(Host::Gemini, gemini.as_bytes(), active(None));
+        assert_eq!(d.block, Verdict::BlockEndTurn.reason());
+        assert_eq!(d.session.as_deref(), Some("7193107f"));
+        let qwen = r#"{"session_id":"94bf","hook_event_name":"PreToolUse","permission_mode":"auto","tool_name":"run_shell_command","tool_input":{"command":"herdr agent prompt beta hi --wait"},"tool_use_id":"toolu_1","tool_call_id":"call_1"}"#;
+        let d = decide(Host::Qwen, qwen.as_bytes(), active(None));
+        assert_eq!(
+            d.block,
+            Verdict::Block.reason_for(guard::SendForm::GatewayAction)
+        );
+        let d = decide(
+            Host::Gemini,
+            qwen.replace("--wait", "").as_bytes(),
+            active(None),
+        );
+        assert_eq!(d.block, None);
+        let prompt = gemini.replace("agent wait beta", "agent prompt beta hi --wait");
+        assert_eq!(
+            decide(Host::Gemini, prompt.as_bytes(), active(None)).block,
+            Verdict::Block.reason_for(guard::SendForm::Either)
+        );
+        // Another tool, or Claude Code's shape, is not a shell call of these hosts.
+        for other in [
+            gemini.replace("run_shell_command", "read_file"),
+            WAIT.to_string(),
+        ] {
+            for host in [Host::Gemini, Host::Qwen] {
+                assert_eq!(decide(host, other.as_bytes(), active(None)).block, None);
+            }
+        }
+        // Only Claude Code's session ids are compared.
+        assert!(
+            decide(Host::Qwen, qwen.as_bytes(), active(Some("claude-outer")))
+                .block
+                .is_some()
+        );
     }
 
     #[test]

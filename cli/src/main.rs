@@ -1,5 +1,5 @@
 //! `herdr-link`: the Herdr Link MCP server for hosts that speak MCP instead of loading plugins
-//! (Claude Code, Codex, AGY), the Bash guard as their pre-tool hook (`guard`), the operator's
+//! (Claude Code, Codex, Gemini CLI, Qwen Code, AGY), the Bash guard as their pre-tool hook (`guard`), the operator's
 //! `doctor`, and, run under the name `herdr`, Herdr's CLI front that refuses waits of an active
 //! session where the command really runs (`shim`). Built directly on the `herdr_link` library; see docs/mcp.md for host
 //! wiring.
@@ -19,11 +19,11 @@ const USAGE: &str = "usage:
   herdr-link mcp [--context-dir DIR] [--host HOST] [--server-name NAME]
                                        serve MCP over stdio (start's config is read under DIR,
                                        default: the current directory)
-  herdr-link guard --host HOST         pre-tool hook (HOST: claude, codex or opencode): reads the
+  herdr-link guard --host HOST         pre-tool hook (HOST: claude, codex, opencode, gemini or qwen): reads the
                                        hook JSON on stdin; exit 2 + reason on stderr blocks a
                                        Herdr wait of an activated session, exit 0 allows
   herdr-link doctor [--pane PANE]      read-only diagnosis of the Herdr environment (exit 0 or 1)
-  herdr-link setup <claude|codex|opencode|pi> [--project DIR] [--dry-run] [--uninstall] ...
+  herdr-link setup <claude|codex|opencode|gemini|qwen|pi> [--project DIR] [--dry-run] [--uninstall] ...
                                        register Herdr Link and its Bash guard with a host
                                        (herdr-link setup --help)
   herdr-link shim-env --dir DIR         Claude Code SessionStart hook (written by setup claude):
@@ -40,12 +40,12 @@ const MCP_HELP: &str =
     "usage: herdr-link mcp [--context-dir DIR] [--host HOST] [--server-name NAME]
 
 Serves Herdr Link over MCP on stdin/stdout (one JSON-RPC message per line) for Claude Code,
-Codex, AGY and OpenCode's MCP route. Register it under the name herdr_link (`herdr-link setup
+Codex, Gemini CLI, Qwen Code, AGY and OpenCode's MCP route. Register it under the name herdr_link (`herdr-link setup
 <host>` writes that registration). See docs/mcp.md.
 
   --context-dir DIR    where herdr_link_start reads .agents/agent_config.json
                        (default: the current directory)
-  --host HOST          claude, codex, opencode or agy: the host whose tool names the Contract's
+  --host HOST          claude, codex, opencode, gemini, qwen or agy: the host whose tool names the Contract's
                        appendix gives (default: from the client name in `initialize`)
   --server-name NAME   the name the server is registered under in the host (default herdr_link)
 
@@ -56,17 +56,19 @@ const DOCTOR_HELP: &str = "usage: herdr-link doctor [--pane PANE]
 
 Read-only diagnosis of the Herdr environment for operators: one PASS/FAIL/SKIP line per check
 (environment, settings, the herdr binary and its version, this pane's agent record and name,
-peers, whether the herdr shim is the first herdr on PATH, operator log). Exit status 1 when a check failed, else 0. Runs only `herdr --version`,
-`agent get` (and `pane get` for a moved pane, as Link does) and `agent list`; renames and
-prompts nothing.
+peers, whether the herdr shim is the first herdr on PATH, delivery turns, operator log; run from a
+Gemini CLI or Qwen Code shell command, whether that host's settings register Herdr Link). Exit
+status 1 when a check failed, else 0. Runs only `herdr --version`, `agent get` (and `pane get` for a
+moved pane, as Link does) and `agent list`; renames and prompts nothing.
 
   --pane PANE   diagnose this pane instead of $HERDR_PANE_ID (as a Herdr plugin action, the
                 pane in HERDR_PLUGIN_CONTEXT_JSON is used)";
 
-const GUARD_HELP: &str = "usage: herdr-link guard --host claude|codex|opencode
+const GUARD_HELP: &str = "usage: herdr-link guard --host claude|codex|opencode|gemini|qwen
 
 The Bash guard as a pre-tool command hook (Claude Code and Codex: PreToolUse, matcher Bash;
-OpenCode on the MCP route: the plugin herdr-link setup opencode writes). Reads the host's hook
+Gemini CLI: BeforeTool, Qwen Code: PreToolUse, both matcher run_shell_command; OpenCode on the
+MCP route: the plugin herdr-link setup opencode writes). Reads the host's hook
 JSON on stdin. Once this host session activated Herdr Link through its herdr_link MCP server,
 `herdr agent wait` and `herdr agent prompt --wait` are blocked: exit status 2, the reason on
 stderr. Everything else, and any unexpected input, is allowed: exit status 0, no output.
@@ -142,10 +144,13 @@ fn parse(args: &[String]) -> Result<Command, String> {
             _ => Err("plugin-action needs one action id (herdr-link plugin-action --help)".into()),
         },
         "guard" => {
-            let host = option("--host")?.ok_or("guard needs --host claude|codex|opencode")?;
+            let host =
+                option("--host")?.ok_or("guard needs --host claude|codex|opencode|gemini|qwen")?;
             hook::Host::parse(&host)
                 .map(|host| Command::Guard { host })
-                .ok_or_else(|| format!("unknown --host {host:?}: use claude, codex or opencode"))
+                .ok_or_else(|| {
+                    format!("unknown --host {host:?}: use claude, codex, opencode, gemini or qwen")
+                })
         }
         "shim-env" => Ok(Command::ShimEnv {
             dir: option("--dir")?
@@ -182,13 +187,12 @@ fn parse_mcp(rest: &[String]) -> Result<Command, String> {
         }
     }
     let [context_dir, host, server_name] = values;
-    let host =
-        match host {
-            None => None,
-            Some(h) => Some(McpHost::parse(&h).ok_or_else(|| {
-                format!("unknown --host {h:?}: use claude, codex, opencode or agy")
-            })?),
-        };
+    let host = match host {
+        None => None,
+        Some(h) => Some(McpHost::parse(&h).ok_or_else(|| {
+            format!("unknown --host {h:?}: use claude, codex, opencode, gemini, qwen or agy")
+        })?),
+    };
     if let Some(name) = &server_name {
         if !McpNaming::server_name_ok(name) {
             return Err(format!(
@@ -333,6 +337,22 @@ mod tests {
             Ok(Command::Guard {
                 host: hook::Host::Codex
             })
+        );
+        assert_eq!(
+            p(&["guard", "--host", "gemini"]),
+            Ok(Command::Guard {
+                host: hook::Host::Gemini
+            })
+        );
+        assert_eq!(
+            p(&["guard", "--host=qwen"]),
+            Ok(Command::Guard {
+                host: hook::Host::Qwen
+            })
+        );
+        assert_eq!(
+            p(&["mcp", "--host", "qwen"]),
+            mcp(None, Some(McpHost::Qwen), None)
         );
         assert!(p(&["guard"]).is_err());
         assert!(p(&["guard", "--host", "vim"]).is_err());

@@ -22,9 +22,10 @@ pub const USAGE: &str = "usage: herdr-link plugin-action <action>
 The actions herdr-plugin.toml declares, as Herdr runs them (HERDR_PLUGIN_ROOT,
 HERDR_PLUGIN_STATE_DIR and HERDR_BIN_PATH set by Herdr):
 
-  setup-claude, setup-codex, setup-opencode, setup-pi
+  setup-claude, setup-codex, setup-opencode, setup-gemini, setup-qwen, setup-pi
         herdr-link setup <host> with this binary and the invoking Herdr
-  uninstall-claude, uninstall-codex, uninstall-opencode, uninstall-pi
+  uninstall-claude, uninstall-codex, uninstall-opencode, uninstall-gemini, uninstall-qwen,
+  uninstall-pi
         herdr-link setup <host> --uninstall
 
 setup-pi first packs the Pi extension (hosts/pi/pack.sh: needs node and npm) into
@@ -36,13 +37,15 @@ const HOSTS: &[(&str, &str)] = &[
     ("claude", "Claude Code"),
     ("codex", "Codex"),
     ("opencode", "OpenCode"),
+    ("gemini", "Gemini CLI"),
+    ("qwen", "Qwen Code"),
     ("pi", "Pi"),
 ];
 
 /// One plugin action: a host and whether it installs or removes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Action {
-    /// `setup`'s host name (`claude`, `codex`, `opencode`, `pi`).
+    /// `setup`'s host name (`claude`, `codex`, `opencode`, `gemini`, `qwen`, `pi`).
     pub host: &'static str,
     /// How the summary names the host.
     pub title: &'static str,
@@ -255,7 +258,7 @@ mod tests {
             assert_eq!(Action::parse(bad), None, "{bad}");
         }
         let ids = Action::all_ids();
-        assert_eq!(ids.len(), 8);
+        assert_eq!(ids.len(), 12);
         assert!(ids.iter().all(|id| Action::parse(id).is_some()));
         assert_eq!(ids[0], "setup-claude");
     }

@@ -20,10 +20,11 @@ fn end_turn() -> String {
     format!("{}\n", Verdict::BlockEndTurn.reason().unwrap())
 }
 
-/// Verdict 1's reason as the hook of `host` words it: Codex has only the gateway's send action.
+/// Verdict 1's reason as the hook of `host` words it: Codex and Qwen Code have only the
+/// gateway's send action.
 fn block(host: &str) -> String {
     let form = match host {
-        "codex" => herdr_link::guard::SendForm::GatewayAction,
+        "codex" | "qwen" => herdr_link::guard::SendForm::GatewayAction,
         _ => herdr_link::guard::SendForm::Either,
     };
     format!("{}\n", Verdict::Block.reason_for(form).unwrap())
@@ -107,10 +108,26 @@ impl Host {
         )
     }
 
-    /// Runs the hook on a Bash call of `command`, in Claude Code's (`sh -c`) or Codex's
-    /// (direct) way; returns (exit code, stderr) and checks stdout stays empty.
+    /// Runs the hook on a Bash call of `command`, in Claude Code's (`sh -c`), Gemini CLI's and
+    /// Qwen Code's (`bash -c`, the same stay-put shell) or Codex's (direct) way; returns (exit
+    /// code, stderr) and checks stdout stays empty.
     fn bash(&mut self, host: &str, command: &str) -> (i64, String) {
         let (input, via) = match host {
+            "gemini" => (
+                json!({"session_id": "g-1", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
+                       "hook_event_name": "BeforeTool", "timestamp": "2026-12-01T21:45:34.120Z",
+                       "tool_name": "run_shell_command",
+                       "tool_input": {"command": command, "description": "d"}}),
+                "sh-stay",
+            ),
+            "qwen" => (
+                json!({"session_id": "q-1", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
+                       "hook_event_name": "PreToolUse", "timestamp": "2026-12-01T21:52:26.278Z",
+                       "permission_mode": "auto", "tool_name": "run_shell_command",
+                       "tool_input": {"command": command, "description": "d"},
+                       "tool_use_id": "toolu_1", "tool_call_id": "call_1"}),
+                "sh-stay",
+            ),
             "claude" => (
                 json!({"session_id": "sess-1", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
                        "permission_mode": "default", "hook_event_name": "PreToolUse",
@@ -163,12 +180,12 @@ fn dormant_allows_activated_blocks_and_a_dead_server_allows_again() {
     let w = World::new(WORLD);
     let mut h = Host::start();
     h.start_mcp(&w.inside());
-    for host in ["claude", "codex"] {
+    for host in ["claude", "codex", "gemini", "qwen"] {
         assert!(allowed(h.bash(host, WAIT)), "dormant {host}");
         assert!(allowed(h.bash(host, PROMPT_WAIT)), "dormant {host}");
     }
     h.activate();
-    for host in ["claude", "codex"] {
+    for host in ["claude", "codex", "gemini", "qwen"] {
         assert_eq!(h.bash(host, WAIT), (2, end_turn()), "{host}");
         assert_eq!(h.bash(host, PROMPT_WAIT), (2, block(host)), "{host}");
         assert!(allowed(h.bash(host, "ls -la && echo 'herdr agent wait x'")));

@@ -44,6 +44,11 @@ fn doctor(env: &[(String, String)], args: &[&str]) -> (i32, Vec<String>) {
         "HERDR_PLUGIN_CONTEXT_JSON",
         "HERDR_LINK_TIMEOUT_MS",
         "HERDR_LINK_START_TIMEOUT_MS",
+        // the hosts doctor recognises (a test run from one of their shells)
+        "GEMINI_CLI",
+        "QWEN_CODE",
+        "GEMINI_CLI_HOME",
+        "QWEN_HOME",
     ] {
         cmd.env_remove(k);
     }
@@ -401,6 +406,11 @@ fn mcp_until_eof(env: &[(String, String)]) -> (i32, String) {
         "HERDR_LINK_LOG",
         "HERDR_LINK_TIMEOUT_MS",
         "HERDR_LINK_START_TIMEOUT_MS",
+        // the hosts doctor recognises (a test run from one of their shells)
+        "GEMINI_CLI",
+        "QWEN_CODE",
+        "GEMINI_CLI_HOME",
+        "QWEN_HOME",
     ] {
         cmd.env_remove(k);
     }
@@ -566,5 +576,79 @@ fn min_herdr_version_matches_the_supported_versions_table() {
     // Every version the fake Herdr plays is in the table.
     for v in ["0.8.0", "0.8.2"] {
         assert!(versions.contains(&v));
+    }
+}
+
+/// Run as a shell command of Gemini CLI (`GEMINI_CLI=1`) or Qwen Code (`QWEN_CODE=1`), doctor
+/// adds a `host` line: FAIL (exit 1) naming the settings files it read and the setup command
+/// until `herdr-link setup <host>` registered the server and the guard, PASS after; FAIL again
+/// when only one of the two is left. Elsewhere there is no such line (the other tests).
+#[test]
+fn doctor_recognises_gemini_and_qwen_and_checks_their_setup() {
+    let w = World::new(WORLD);
+    for (var, host, title, settings) in [
+        (
+            "GEMINI_CLI",
+            "gemini",
+            "Gemini CLI",
+            ".gemini/settings.json",
+        ),
+        ("QWEN_CODE", "qwen", "Qwen Code", ".qwen/settings.json"),
+    ] {
+        let home = w.dir.join(format!("home-{host}"));
+        std::fs::create_dir_all(&home).unwrap();
+        let mut env = w.inside();
+        env.push(("HOME".into(), home.display().to_string()));
+        env.push((var.into(), "1".into()));
+        let (code, lines) = doctor(&env, &[]);
+        assert_eq!(code, 1, "{lines:#?}");
+        let l = line(&lines, "host");
+        assert!(
+            l.starts_with(&format!(
+                "FAIL host: {title}: no herdr_link registration in "
+            )),
+            "{l}"
+        );
+        assert!(
+            l.contains(&home.join(settings).display().to_string()),
+            "{l}"
+        );
+        assert!(l.contains(&format!("run `herdr-link setup {host}`")), "{l}");
+
+        let out = Command::new(link_bin())
+            .args(["setup", host, "--herdr"])
+            .arg(fake_bin())
+            .env_clear()
+            .env("HOME", &home)
+            .env("HERDR_FAKE_VERSION", "0.8.2")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (code, lines) = doctor(&env, &[]);
+        assert_eq!(code, 0, "{lines:#?}");
+        assert_eq!(
+            line(&lines, "host"),
+            format!(
+                "PASS host: {title}: the herdr_link server and the guard hook are registered in {}",
+                home.join(settings).display()
+            )
+        );
+
+        // The server without the guard hook is not a working setup.
+        let file = home.join(settings);
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("hooks");
+        std::fs::write(&file, v.to_string()).unwrap();
+        let (code, lines) = doctor(&env, &[]);
+        assert_eq!(code, 1);
+        assert!(
+            line(&lines, "host").contains("has only the server"),
+            "{lines:#?}"
+        );
     }
 }

@@ -582,7 +582,7 @@ fn the_appendix_names_the_tools_as_the_host_shows_them() {
         server: server.to_string(),
     };
     let w = World::new(WORLD);
-    let cases: [(&[&str], &str, McpNaming); 7] = [
+    let cases: [(&[&str], &str, McpNaming); 10] = [
         (&[], "Claude Code", naming(McpHost::Claude, "herdr_link")),
         (
             &[],
@@ -605,6 +605,22 @@ fn the_appendix_names_the_tools_as_the_host_shows_them() {
             &["--host=agy"],
             "raw-test",
             naming(McpHost::Agy, "herdr_link"),
+        ),
+        // The names Gemini CLI 0.61.0 and Qwen Code 0.24.4 send (docs/hosts-gemini-qwen.md).
+        (
+            &[],
+            "gemini-cli-mcp-client",
+            naming(McpHost::Gemini, "herdr_link"),
+        ),
+        (
+            &[],
+            "qwen-cli-mcp-client-herdr_link",
+            naming(McpHost::Qwen, "herdr_link"),
+        ),
+        (
+            &["--host", "gemini"],
+            "raw-test",
+            naming(McpHost::Gemini, "herdr_link"),
         ),
     ];
     for (args, client, expected) in cases {
@@ -637,6 +653,16 @@ fn the_appendix_names_the_tools_as_the_host_shows_them() {
                 );
             }
             McpHost::Agy => assert!(text.contains("call_mcp_tool with ServerName \"herdr_link\"")),
+            McpHost::Gemini => {
+                assert!(text.contains("herdr_link_send -> mcp_herdr_link_herdr_link_send"));
+                assert!(!text.contains("mcp__"), "{text}");
+            }
+            McpHost::Qwen => {
+                assert!(text.contains(
+                    "call mcp__herdr_link__herdr_link with action start, send, peers or close"
+                ));
+                assert!(!text.contains(" -> "), "{text}");
+            }
             McpHost::Other => assert!(!text.contains(" -> "), "{text}"),
         }
     }

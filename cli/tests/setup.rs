@@ -639,13 +639,15 @@ fn every_subcommand_has_help_and_a_bare_call_prints_usage() {
 fn usage_and_bad_arguments() {
     let h = Home::new("usage");
     let out = ok(&h.setup(&["--help"]));
-    assert!(out.starts_with("usage: herdr-link setup <claude|codex|opencode|pi>"));
+    assert!(out.starts_with("usage: herdr-link setup <claude|codex|opencode|gemini|qwen|pi>"));
     for bad in [
         &["vim"][..],
         &[][..],
         &["claude", "--project"][..],
         &["claude", "--pass-env", "X"][..],
         &["codex", "--pass-env", "A B"][..],
+        &["gemini", "--pass-env", "X"][..],
+        &["qwen", "--package", "p"][..],
         &["claude", "--frobnicate"][..],
     ] {
         let out = h.setup(bad);
@@ -883,4 +885,169 @@ fn shim_path_line_in_the_docs_does_what_it_says() {
         "/home/u/.local/share/herdr-link/shim:/usr/bin:/bin"
     );
     assert_eq!(run("0"), "/usr/bin:/bin");
+}
+
+/// Gemini CLI and Qwen Code keep MCP servers and hooks in one `settings.json`: setup merges the
+/// trusted `herdr_link` server (Qwen: its tools always loaded) and the guard as the host's
+/// before-tool hook on `run_shell_command` into it, keeping the user's entries in order; puts
+/// the shim block in the startup files of the shell Herdr starts them from (an interactive
+/// bash inside Herdr then has the shim first); a second run changes nothing; an old Herdr gets
+/// `HERDR_BIN_PATH` pinned; `--uninstall` gives the user's files back, leaving another host's
+/// shim block in a shared file alone; `--project` writes the project's settings.
+#[test]
+fn gemini_and_qwen_merge_settings_hooks_and_the_shell_startup_block() {
+    let settings = r#"{
+  "theme": "Dracula",
+  "mcpServers": {
+    "github": { "command": "gh-mcp", "args": [] }
+  },
+  "hooks": {
+    "BeforeTool": [
+      { "matcher": "write_file", "hooks": [{ "type": "command", "command": "lint" }] }
+    ],
+    "PreToolUse": [
+      { "matcher": "edit", "hooks": [{ "type": "command", "command": "fmt" }] }
+    ]
+  }
+}
+"#;
+    for (host, dir, event, extra) in [
+        (
+            "gemini",
+            "gem/.gemini",
+            "BeforeTool",
+            json!({"trust": true}),
+        ),
+        (
+            "qwen",
+            "qwenhome",
+            "PreToolUse",
+            json!({"trust": true, "alwaysLoadTools": true}),
+        ),
+    ] {
+        let h = Home::new(host);
+        let file = format!("{dir}/settings.json");
+        h.write(&file, settings);
+        let mine = "alias ll='ls -l'\n";
+        h.write("home/.bashrc", mine);
+        // A Codex setup's block in the login profile: removing this host's must keep it.
+        let codex_block = "# >>> herdr-link shim (herdr-link setup) >>>\nPATH=/s:$PATH\n# <<< herdr-link shim <<<\n";
+        h.write("home/.bash_profile", codex_block);
+        let herdr = h.herdr("0.8.0");
+        let run = |args: &[&str]| {
+            Command::new(BIN)
+                .args(["setup", host, "--bin", "/usr/bin/herdr-link", "--herdr"])
+                .arg(&herdr)
+                .args(args)
+                .env_clear()
+                .env("HOME", h.home())
+                .env("SHELL", "/bin/bash")
+                .env("GEMINI_CLI_HOME", h.root.join("gem"))
+                .env("QWEN_HOME", h.root.join("qwenhome"))
+                .current_dir(&h.root)
+                .output()
+                .unwrap()
+        };
+        let before = h.snapshot();
+        let out = ok(&run(&["--dry-run"]));
+        assert_eq!(h.snapshot(), before, "{host}: --dry-run wrote something");
+        assert!(out.contains("+    \"herdr_link\": {"), "{out}");
+
+        ok(&run(&[]));
+        let cfg: Value = serde_json::from_str(&h.read(&file)).unwrap();
+        assert_eq!(keys(&cfg), ["theme", "mcpServers", "hooks"], "{host}");
+        assert_eq!(keys(&cfg["mcpServers"]), ["github", "herdr_link"]);
+        let mut want = json!({"command": "/usr/bin/herdr-link", "args": ["mcp"]});
+        for (k, v) in extra.as_object().unwrap() {
+            want[k] = v.clone();
+        }
+        want["env"] = json!({"HERDR_BIN_PATH": herdr.to_str().unwrap()});
+        assert_eq!(cfg["mcpServers"]["herdr_link"], want, "{host}");
+        let hooks = cfg["hooks"][event].as_array().unwrap();
+        assert_eq!(
+            hooks.last().unwrap(),
+            &json!({"matcher": "run_shell_command", "hooks": [{"type": "command",
+                "command": format!("/usr/bin/herdr-link guard --host {host}")}]}),
+            "{host}"
+        );
+        assert_eq!(hooks.len(), 2, "{host}: the user's own hook stays");
+        assert!(h.backups().len() >= 2, "{host}: {:?}", h.backups());
+        let rc = h.read("home/.bashrc");
+        assert!(rc.starts_with(mine), "{rc}");
+        assert!(
+            rc.contains(&format!(
+                "# >>> herdr-link shim (herdr-link setup {host}) >>>"
+            )),
+            "{rc}"
+        );
+        // An interactive bash inside Herdr (what Herdr types the host's command into) puts the
+        // shim first, and the host started from it passes that PATH to its commands.
+        let out = Command::new("bash")
+            .args(["-ic", "printf %s \"$PATH\""])
+            .env_clear()
+            .env("HOME", h.home())
+            .env("HERDR_ENV", "1")
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        let path = String::from_utf8_lossy(&out.stdout).to_string();
+        let shim = h.home().join(".local/share/herdr-link/shim");
+        assert!(
+            path.starts_with(&format!("{}:", shim.display())),
+            "{host}: {path}"
+        );
+
+        let first = h.snapshot();
+        let again = ok(&run(&[]));
+        assert_eq!(h.snapshot(), first, "{host}: a second run changed files");
+        assert!(again.contains(&format!("unchanged {}", h.root.join(&file).display())));
+
+        ok(&run(&["--uninstall"]));
+        assert_eq!(
+            serde_json::from_str::<Value>(&h.read(&file)).unwrap(),
+            serde_json::from_str::<Value>(settings).unwrap(),
+            "{host}"
+        );
+        assert_eq!(h.read("home/.bashrc"), mine);
+        assert_eq!(h.read("home/.bash_profile"), codex_block);
+
+        // Project level: DIR/.gemini/settings.json or DIR/.qwen/settings.json, nothing in the
+        // user's settings.
+        fs::create_dir_all(h.root.join("proj")).unwrap();
+        ok(&run(&["--project", "proj"]));
+        let project = if host == "gemini" { ".gemini" } else { ".qwen" };
+        let cfg: Value =
+            serde_json::from_str(&h.read(&format!("proj/{project}/settings.json"))).unwrap();
+        assert_eq!(
+            cfg["mcpServers"]["herdr_link"]["command"],
+            "/usr/bin/herdr-link"
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&h.read(&file)).unwrap(),
+            serde_json::from_str::<Value>(settings).unwrap()
+        );
+    }
+}
+
+/// A malformed settings.json of Gemini CLI or Qwen Code is an error naming it; nothing at all
+/// is written (not the shell startup block either).
+#[test]
+fn gemini_and_qwen_malformed_settings_write_nothing() {
+    for (host, file) in [
+        ("gemini", "home/.gemini/settings.json"),
+        ("qwen", "home/.qwen/settings.json"),
+    ] {
+        let h = Home::new(&format!("{host}-bad"));
+        h.write(file, "{\"mcpServers\": [],}");
+        let herdr = h.herdr("0.8.2");
+        let before = h.snapshot();
+        let out = h.setup(&[host, "--herdr", herdr.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{host}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("settings.json is not valid JSON"), "{err}");
+        assert_eq!(h.snapshot(), before, "{host}");
+        h.write(file, "{\"mcpServers\": []}");
+        let out = h.setup(&[host, "--herdr", herdr.to_str().unwrap()]);
+        assert!(String::from_utf8_lossy(&out.stderr).contains("`mcpServers` is not a JSON object"));
+    }
 }

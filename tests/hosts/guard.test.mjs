@@ -6,7 +6,7 @@
 import assert from "node:assert/strict"
 import { test } from "node:test"
 import { assertRunHealthy, runRoute } from "./lib/e2e.mjs"
-import { claude, codex, opencodeMcp, opencodePlugin } from "./lib/hosts.mjs"
+import { claude, codex, gemini, opencodeMcp, opencodePlugin, qwen } from "./lib/hosts.mjs"
 import { REPO, Sandbox } from "./lib/sandbox.mjs"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -28,6 +28,8 @@ const BLOCK_REASON = {
   codex: reason("REASON_BLOCK_GATEWAY"),
   "opencode-mcp": reason("REASON_BLOCK_EITHER"),
   "opencode-plugin": reason("REASON_BLOCK_GATEWAY"),
+  gemini: reason("REASON_BLOCK_EITHER"),
+  qwen: reason("REASON_BLOCK_GATEWAY"),
 }
 const ORDINARY = "echo ordinary-bash-ran"
 // The wait's own output (Herdr's agent record, with pane ids) stays out of the model's view.
@@ -57,14 +59,20 @@ const waits = (sb) => sb.argvLog().filter((a) => a[0] === "agent" && a[1] === "w
 const prompts = (sb) => sb.argvLog().filter((a) => a[0] === "agent" && a[1] === "prompt")
 
 const ONLY = process.env.HERDR_E2E_ONLY?.split(",")
-const ROUTES = [claude, codex, opencodeMcp, opencodePlugin].filter((r) => !ONLY || ONLY.includes(r.name))
+const ROUTES = [claude, codex, opencodeMcp, opencodePlugin, gemini, qwen].filter((r) => !ONLY || ONLY.includes(r.name))
+
+// Gemini CLI and Qwen Code: the active wait starts with a command that shows whether the shell
+// ran at all, so the check tells the hook's block (before the shell) from the herdr shim's
+// refusal (inside it), which would give the same reason.
+const SHELL_RAN = "echo shell-ran; "
 
 for (const route of ROUTES) {
   test(`${route.name}: the guard allows a wait while dormant and blocks it once active`, async () => {
+    const before = route === gemini || route === qwen ? SHELL_RAN : ""
     const goals = [
       { bash: WAIT },
       { link: "activate" },
-      { bash: WAIT },
+      { bash: before + WAIT },
       { bash: "herdr agent prompt beta hi --wait >/dev/null" },
       { bash: ORDINARY },
     ]
@@ -75,6 +83,7 @@ for (const route of ROUTES) {
       assert.doesNotMatch(String(dormantWait.output), /Blocked by Herdr Link/, run.describe())
       assert.match(String(dormantWait.output), /wait-returned/, run.describe())
       assert.match(String(activeWait.output), END_TURN_REASON, run.describe())
+      if (before) assert.doesNotMatch(String(activeWait.output), /shell-ran/, `the shell ran: the hook did not block\n${run.describe()}`)
       assert.match(String(promptWait.output), BLOCK_REASON[route.name], run.describe())
       assert.match(String(ordinary.output), /ordinary-bash-ran/, run.describe())
       // Only the dormant wait reached Herdr; the blocked prompt never did.

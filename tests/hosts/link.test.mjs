@@ -4,7 +4,7 @@
 import assert from "node:assert/strict"
 import { test } from "node:test"
 import { activationIndex, assertRunHealthy, exposure, holdsContract, jsonOf, runRoute } from "./lib/e2e.mjs"
-import { PINNED, claude, claudeInline, codex, opencodeMcp, opencodePlugin } from "./lib/hosts.mjs"
+import { PINNED, claude, claudeInline, codex, gemini, opencodeMcp, opencodePlugin, qwen } from "./lib/hosts.mjs"
 import { linkSurface, strings } from "./lib/script.mjs"
 import { IN_NETNS, Sandbox, assertLoopbackOnly, interfaces } from "./lib/sandbox.mjs"
 
@@ -34,6 +34,10 @@ const EXPOSURE = {
   "opencode-mcp": { version: PINNED["opencode-linux-x64"], tier1By: { "1.18.33": 3 } },
   // the plugin is single-gateway by design, whatever the version
   "opencode-plugin": { version: PINNED["opencode-linux-x64"], tier1By: { "1.18.33": null } },
+  // Gemini CLI re-lists the tools on list_changed (docs/hosts-gemini-qwen.md)
+  gemini: { version: PINNED["@google/gemini-cli"], tier1By: { "0.61.0": 3 } },
+  // Qwen Code's MCP client has no list_changed handler
+  qwen: { version: PINNED["@qwen-code/qwen-code"], tier1By: { "0.24.4": null } },
 }
 
 /**
@@ -95,11 +99,13 @@ const HOST_FORM = {
   "claude-inline": { says: "herdr_link_send -> mcp__herdr_link__herdr_link_send", never: ["herdr_link_send -> herdr_link_herdr_link_send"] },
   codex: { says: "the tools sit in the namespace mcp__herdr_link", never: ["herdr_link_send -> mcp__", "(for example mcp__herdr_link__"] },
   "opencode-mcp": { says: "herdr_link_send -> herdr_link_herdr_link_send", never: ["herdr_link_send -> mcp__"] },
+  gemini: { says: "herdr_link_send -> mcp_herdr_link_herdr_link_send", never: ["herdr_link_send -> mcp__", "herdr_link_send -> herdr_link_herdr_link_send"] },
+  qwen: { says: "call mcp__herdr_link__herdr_link with action start, send, peers or close", never: ["herdr_link_send -> ", "(for example mcp__herdr_link__"] },
 }
 
 const ONLY = process.env.HERDR_E2E_ONLY?.split(",")
 
-for (const route of [claude, claudeInline, codex, opencodeMcp, opencodePlugin].filter((r) => !ONLY || ONLY.includes(r.name))) {
+for (const route of [claude, claudeInline, codex, opencodeMcp, opencodePlugin, gemini, qwen].filter((r) => !ONLY || ONLY.includes(r.name))) {
   test(`${route.name}: the Link flow in the real host`, async () => {
     // Herdr submits a prompt 300 ms after typing it, and closing the receiver first would
     // lose it (real Herdr too): the close goal waits until the send's submission is in

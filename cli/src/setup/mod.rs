@@ -15,15 +15,16 @@ pub mod shim;
 use std::path::{Path, PathBuf};
 
 /// `herdr-link setup --help`.
-pub const USAGE: &str = "usage: herdr-link setup <claude|codex|opencode|pi> [options]
+pub const USAGE: &str = "usage: herdr-link setup <claude|codex|opencode|gemini|qwen|pi> [options]
 
 Registers Herdr Link with an agent host and installs the Bash guard hook, merging into the
 host's existing config files (every changed file is backed up first; a second run changes
 nothing). Every host also gets the herdr shim: $XDG_DATA_HOME/herdr-link/shim/herdr (default
 ~/.local/share/...), a link to this binary put first on PATH for the host's shell commands
 (Claude Code: a SessionStart hook writing to $CLAUDE_ENV_FILE; Codex: a block in the login
-profile its `bash -lc` commands read; OpenCode: the guard plugin's shell.env hook; Pi: the
-extension). --uninstall keeps the shared shim link.
+profile its `bash -lc` commands read; OpenCode: the guard plugin's shell.env hook; Gemini CLI
+and Qwen Code: a block in the startup file of the shell Herdr starts them from, whose PATH their
+`bash -c` commands inherit; Pi: the extension). --uninstall keeps the shared shim link.
 
   claude     MCP server in ~/.claude.json (mcpServers.herdr_link), guard hook in
              ~/.claude/settings.json; with --project DIR: DIR/.mcp.json, DIR/.claude/settings.json
@@ -34,6 +35,12 @@ extension). --uninstall keeps the shared shim link.
              opencode.json (JSONC: comments and trailing commas are kept), and the guard plugin
              plugins/herdr-link-guard.js beside it; with --project DIR: DIR/opencode.jsonc or
              DIR/opencode.json, and DIR/.opencode/plugins/
+  gemini     mcpServers.herdr_link (trusted) and the guard as a BeforeTool hook on
+             run_shell_command in $GEMINI_CLI_HOME/.gemini/settings.json (default ~/.gemini);
+             with --project DIR: DIR/.gemini/settings.json (Gemini CLI reads it in trusted folders)
+  qwen       mcpServers.herdr_link (trusted, tools always loaded) and the guard as a PreToolUse
+             hook on run_shell_command in $QWEN_HOME/settings.json (default ~/.qwen); with
+             --project DIR: DIR/.qwen/settings.json
   pi         runs `pi install <package>` (the Pi extension, which carries the guard itself;
              the package directory from hosts/pi/pack.sh);
              with --project DIR: `pi install -l` in DIR
@@ -59,6 +66,10 @@ pub enum Host {
     Codex,
     /// OpenCode (MCP + a guard plugin).
     OpenCode,
+    /// Gemini CLI (MCP + `BeforeTool` command hook).
+    Gemini,
+    /// Qwen Code (MCP + `PreToolUse` command hook).
+    Qwen,
     /// Pi (its extension, via `pi install`).
     Pi,
 }
@@ -134,10 +145,13 @@ pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
                     "claude" => Host::Claude,
                     "codex" => Host::Codex,
                     "opencode" => Host::OpenCode,
+                    "gemini" => Host::Gemini,
+                    "qwen" => Host::Qwen,
                     "pi" => Host::Pi,
                     other => {
                         return Err(format!(
-                            "unknown host {other:?}: use claude, codex, opencode or pi"
+                            "unknown host {other:?}: use claude, codex, opencode, gemini, qwen \
+                             or pi"
                         ))
                     }
                 })
@@ -145,7 +159,7 @@ pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
             other => return Err(format!("setup: unexpected argument {other:?}")),
         }
     }
-    o.host = host.ok_or("setup needs a host: claude, codex, opencode or pi")?;
+    o.host = host.ok_or("setup needs a host: claude, codex, opencode, gemini, qwen or pi")?;
     if o.host != Host::Codex && !o.pass_env.is_empty() {
         return Err("--pass-env is for codex only (the other hosts pass their environment)".into());
     }
@@ -155,7 +169,10 @@ pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
     Ok(Some(o))
 }
 
-/// Where the user's config lives: `HOME`, `CODEX_HOME`, `XDG_CONFIG_HOME`.
+pub use hosts::{registrations, Registration};
+
+/// Where the user's config lives: `HOME`, `CODEX_HOME`, `XDG_CONFIG_HOME`, `GEMINI_CLI_HOME`,
+/// `QWEN_HOME`.
 pub struct Places {
     /// The home directory.
     pub home: PathBuf,
@@ -163,6 +180,10 @@ pub struct Places {
     pub codex_home: PathBuf,
     /// OpenCode's global config dir (`$XDG_CONFIG_HOME/opencode`, default `~/.config/opencode`).
     pub opencode: PathBuf,
+    /// Gemini CLI's user dir (`$GEMINI_CLI_HOME/.gemini`, default `~/.gemini`).
+    pub gemini: PathBuf,
+    /// Qwen Code's user dir (`$QWEN_HOME`, default `~/.qwen`).
+    pub qwen: PathBuf,
     /// The user's data dir (`$XDG_DATA_HOME`, default `~/.local/share`): the shim lives there.
     pub data: PathBuf,
     /// The user's login shell (`$SHELL`), for the login profile Codex's commands read.
@@ -170,7 +191,8 @@ pub struct Places {
 }
 
 impl Places {
-    fn from_env() -> Result<Places, String> {
+    /// The locations from this process's environment (`HOME` must be set).
+    pub fn from_env() -> Result<Places, String> {
         let var = |k: &str| {
             std::env::var_os(k)
                 .filter(|v| !v.is_empty())
@@ -186,6 +208,10 @@ impl Places {
         .unwrap_or_else(|| home.join(".local/share"));
         Ok(Places {
             opencode: config.join("opencode"),
+            gemini: var("GEMINI_CLI_HOME")
+                .unwrap_or_else(|| home.clone())
+                .join(".gemini"),
+            qwen: var("QWEN_HOME").unwrap_or_else(|| home.join(".qwen")),
             data,
             shell: std::env::var("SHELL").ok().filter(|s| !s.is_empty()),
             codex_home,

@@ -2,8 +2,9 @@
 //! and the one shell line that puts it first on PATH inside Herdr (docs/setup.md, "The herdr
 //! shim"). Each host gets that line its own way (see `hosts.rs`): Claude Code through a
 //! `SessionStart` hook writing to `$CLAUDE_ENV_FILE`, Codex through the login profile its
-//! `bash -lc` commands read, OpenCode through the `shell.env` plugin hook, Pi through its
-//! extension.
+//! `bash -lc` commands read, OpenCode through the `shell.env` plugin hook, Gemini CLI and Qwen
+//! Code through the startup file of the shell Herdr types them into (their `bash -c` commands
+//! inherit the host's own PATH), Pi through its extension.
 
 use std::path::{Path, PathBuf};
 
@@ -32,18 +33,28 @@ pub fn path_line(dir: &Path) -> String {
     )
 }
 
-/// The block for a shell startup file.
-pub fn block(dir: &Path) -> String {
-    format!("{BLOCK_START}\n{}\n{BLOCK_END}\n", path_line(dir))
+/// The first line of a block: [`BLOCK_START`], or for a host that owns its own block (several
+/// hosts may share one startup file, and uninstalling one must leave the others' line)
+/// `# >>> herdr-link shim (herdr-link setup <host>) >>>`.
+fn block_start(host: Option<&str>) -> String {
+    match host {
+        None => BLOCK_START.to_string(),
+        Some(h) => format!("# >>> herdr-link shim (herdr-link setup {h}) >>>"),
+    }
 }
 
-/// `text` with setup's block removed (and the blank line setup put before it).
-fn without_block(text: &str) -> String {
+/// The block for a shell startup file (`host`: see [`block_start`]).
+fn tagged_block(dir: &Path, host: Option<&str>) -> String {
+    format!("{}\n{}\n{BLOCK_END}\n", block_start(host), path_line(dir))
+}
+
+/// `text` with the block starting `start` removed (and the blank line setup put before it).
+fn without_block(text: &str, start: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut inside = false;
     for line in text.split_inclusive('\n') {
         let bare = line.trim_end_matches(['\n', '\r']);
-        if bare == BLOCK_START {
+        if bare == start {
             inside = true;
             if out.ends_with("\n\n") {
                 out.pop();
@@ -64,8 +75,18 @@ fn without_block(text: &str) -> String {
 /// The change to a shell startup file: setup's block at its end (replacing an earlier one), or
 /// removed with `uninstall`.
 pub fn startup_file_change(path: PathBuf, dir: &Path, uninstall: bool) -> Result<Change, String> {
+    startup_file_change_for(path, dir, uninstall, None)
+}
+
+/// [`startup_file_change`] for the block `host` owns (`None`: the shared, untagged block).
+pub fn startup_file_change_for(
+    path: PathBuf,
+    dir: &Path,
+    uninstall: bool,
+    host: Option<&str>,
+) -> Result<Change, String> {
     let before = read_optional(&path)?;
-    let rest = without_block(before.as_deref().unwrap_or(""));
+    let rest = without_block(before.as_deref().unwrap_or(""), &block_start(host));
     let after = if uninstall {
         before.as_ref().map(|_| rest)
     } else {
@@ -76,7 +97,7 @@ pub fn startup_file_change(path: PathBuf, dir: &Path, uninstall: bool) -> Result
         if !text.is_empty() {
             text.push('\n');
         }
-        text.push_str(&block(dir));
+        text.push_str(&tagged_block(dir, host));
         Some(text)
     };
     Ok(Change {
@@ -102,6 +123,23 @@ pub fn login_profile(home: &Path, shell: Option<&str>) -> PathBuf {
             .find(|p| p.exists())
             .unwrap_or_else(|| home.join(".profile")),
         _ => home.join(".profile"),
+    }
+}
+
+/// The startup files of the interactive shell Herdr starts in a pane (non-login on Linux, login
+/// on macOS) for the user's `$SHELL`: a host typed into it inherits the PATH they set. bash:
+/// `~/.bashrc` and the login profile ([`login_profile`]); zsh: `~/.zshenv` (read by every zsh);
+/// fish has its own syntax (empty: the user adds the line); any other shell: `~/.profile`.
+pub fn interactive_startup_files(home: &Path, shell: Option<&str>) -> Vec<PathBuf> {
+    let name = shell
+        .and_then(|s| Path::new(s).file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    match name {
+        "bash" | "" => vec![home.join(".bashrc"), login_profile(home, shell)],
+        "zsh" => vec![home.join(".zshenv")],
+        "fish" => Vec::new(),
+        _ => vec![home.join(".profile")],
     }
 }
 
@@ -258,7 +296,7 @@ mod tests {
         std::fs::write(&tmp, "export A=1").unwrap();
         let c = startup_file_change(tmp.clone(), dir, false).unwrap();
         let added = c.after.clone().unwrap();
-        assert_eq!(added, format!("export A=1\n\n{}", block(dir)));
+        assert_eq!(added, format!("export A=1\n\n{}", tagged_block(dir, None)));
         std::fs::write(&tmp, &added).unwrap();
         let again = startup_file_change(tmp.clone(), dir, false).unwrap();
         assert!(again.is_noop(), "{:?}", again.after);
@@ -267,6 +305,51 @@ mod tests {
         let _ = std::fs::remove_file(&tmp);
         let absent = startup_file_change(tmp.clone(), dir, true).unwrap();
         assert!(absent.is_noop());
+    }
+
+    #[test]
+    fn host_blocks_share_a_file_and_leave_each_other() {
+        let dir = Path::new("/s");
+        let tmp = std::env::temp_dir().join(format!("herdr-link-rc2-{}", std::process::id()));
+        std::fs::write(&tmp, "export A=1\n").unwrap();
+        let apply = |uninstall, host| {
+            let c = startup_file_change_for(tmp.clone(), dir, uninstall, host).unwrap();
+            std::fs::write(&tmp, c.after.clone().unwrap_or_default()).unwrap();
+            c
+        };
+        apply(false, None);
+        apply(false, Some("gemini"));
+        assert!(apply(false, Some("gemini")).is_noop());
+        apply(false, Some("qwen"));
+        let text = std::fs::read_to_string(&tmp).unwrap();
+        assert_eq!(text.matches(&path_line(dir)).count(), 3, "{text}");
+        assert!(text.contains("# >>> herdr-link shim (herdr-link setup gemini) >>>"));
+        // Removing one host's block leaves the shared block and the other host's.
+        apply(true, Some("gemini"));
+        let text = std::fs::read_to_string(&tmp).unwrap();
+        assert!(!text.contains("setup gemini"), "{text}");
+        assert!(
+            text.contains(BLOCK_START) && text.contains("setup qwen)"),
+            "{text}"
+        );
+        apply(true, Some("qwen"));
+        apply(true, None);
+        assert_eq!(std::fs::read_to_string(&tmp).unwrap(), "export A=1\n");
+        let _ = std::fs::remove_file(&tmp);
+        let home = Path::new("/h");
+        assert_eq!(
+            interactive_startup_files(home, Some("/usr/bin/zsh")),
+            [home.join(".zshenv")]
+        );
+        assert_eq!(
+            interactive_startup_files(home, Some("/bin/bash"))[0],
+            home.join(".bashrc")
+        );
+        assert!(interactive_startup_files(home, Some("/usr/bin/fish")).is_empty());
+        assert_eq!(
+            interactive_startup_files(home, Some("/bin/dash")),
+            [home.join(".profile")]
+        );
     }
 
     #[test]

@@ -215,6 +215,123 @@ function opencodeRoute(name, { plugin }) {
 export const opencodePlugin = opencodeRoute("opencode-plugin", { plugin: true })
 export const opencodeMcp = opencodeRoute("opencode-mcp", { plugin: false })
 
+/** A node new enough for Qwen Code (>= 22): run.sh's HERDR_E2E_NODE22, else this one. */
+function node22() {
+  const p = process.env.HERDR_E2E_NODE22 || process.execPath
+  const r = spawnSync(p, ["-p", "process.versions.node.split('.')[0]"], { encoding: "utf8" })
+  if (Number(r.stdout) < 22) throw new Error(`${p} is node ${r.stdout.trim()}: Qwen Code needs node >= 22 (run.sh installs one)`)
+  return p
+}
+
+/**
+ * How Herdr starts a host in a pane: its command typed into the pane's interactive shell, so
+ * the host inherits what that shell's startup file sets (the herdr shim first on PATH, from
+ * `herdr-link setup gemini|qwen`), and passes it to the `bash -c` of every shell command.
+ */
+function fromInteractiveShell(cmd, args) {
+  return { cmd: "bash", args: ["-i", "-c", 'exec "$0" "$@"', cmd, ...args] }
+}
+
+/** A docs snippet with `herdr-link` (the server's command, and the hook's) as the binary under test. */
+function withBinaryInHooks(snippet) {
+  return withBinary(snippet).replaceAll('"herdr-link guard ', `"${LINK_BIN} guard `)
+}
+
+/**
+ * HERDR_E2E_REMOVE=mcp,hook,shim takes that piece back out of what `herdr-link setup` wrote for
+ * Gemini CLI or Qwen Code (the server entry, the guard hook, the shim block in the shell's
+ * startup files), to see the checks that rely on it fail (tests/hosts/README.md).
+ */
+function removePieces(sb, settingsRel, event) {
+  const remove = (process.env.HERDR_E2E_REMOVE ?? "").split(",").filter(Boolean)
+  if (remove.length === 0) return
+  const path = join(sb.root, settingsRel)
+  const settings = JSON.parse(readFileSync(path, "utf8"))
+  if (remove.includes("mcp")) delete settings.mcpServers.herdr_link
+  if (remove.includes("hook")) delete settings.hooks[event]
+  writeFileSync(path, JSON.stringify(settings, null, 2))
+  if (remove.includes("shim")) {
+    for (const rc of [".bashrc", ".bash_profile", ".profile"]) {
+      const file = join(sb.home, rc)
+      if (!existsSync(file)) continue
+      const text = readFileSync(file, "utf8").replace(/# >>> herdr-link shim \(herdr-link setup \w+\) >>>\n.*\n# <<< herdr-link shim <<<\n/g, "")
+      writeFileSync(file, text)
+    }
+  }
+  console.log(`# ${settingsRel}: removed ${remove.join(", ")} from what setup wrote`)
+}
+
+/** Merges test-only settings into a host's settings.json (written before setup merges its own). */
+function settingsFile(sb, rel, settings) {
+  sb.file(rel, JSON.stringify(settings, null, 2) + "\n")
+}
+
+export const gemini = {
+  name: "gemini",
+  agentKind: "gemini",
+  naming: { prefix: "mcp_herdr_link_", shell: "run_shell_command" },
+  shellTool: "run_shell_command",
+  setup(sb, model) {
+    // test only: the scripted model, no updates or usage statistics (the Link tools are
+    // trusted by what setup writes)
+    settingsFile(sb, "home/.gemini/settings.json", {
+      general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+      security: { auth: { selectedType: "gemini-api-key" } },
+    })
+    // test only: the shell tool allowed as a user allows it, in a user policy (headless mode
+    // denies what it would ask about; redirections ask unless the rule allows them)
+    sb.file("home/.gemini/policies/e2e-shell.toml", '[[rule]]\ntoolName = "run_shell_command"\ndecision = "allow"\npriority = 100\nallowRedirection = true\n')
+    // Folder trust is on by default: the project is trusted, as the trust dialog records it.
+    sb.file("home/.gemini/trustedFolders.json", JSON.stringify({ [sb.project]: "TRUST_FOLDER" }))
+    // then what a user runs
+    setup(sb, "gemini")
+    const written = JSON.parse(readFileSync(join(sb.home, ".gemini", "settings.json"), "utf8"))
+    const doc = JSON.parse(withBinaryInHooks(fencedBlock("docs/hosts-gemini-qwen.md", "Gemini CLI: what setup writes", "json")))
+    assertDocMatches(doc.mcpServers.herdr_link, written.mcpServers.herdr_link, "Gemini CLI's mcpServers.herdr_link")
+    assertDocMatches(doc.hooks.BeforeTool, written.hooks.BeforeTool, "Gemini CLI's hooks.BeforeTool")
+    removePieces(sb, "home/.gemini/settings.json", "BeforeTool")
+    return {
+      cmd: "bash",
+      args: (prompt) => fromInteractiveShell(bin(".bin/gemini"), ["-p", prompt, "-m", "gemini-2.5-flash", "--output-format", "json"]).args,
+      env: sb.env({ GEMINI_API_KEY: "test-key", GOOGLE_GEMINI_BASE_URL: model.url }),
+    }
+  },
+}
+
+export const qwen = {
+  name: "qwen",
+  agentKind: "qwen",
+  naming: { prefix: "mcp__herdr_link__", shell: "run_shell_command" },
+  shellTool: "run_shell_command",
+  setup(sb, model) {
+    // test only: the scripted model (OpenAI-compatible), no updates or usage statistics, and
+    // the shell tool allowed as a user allows it (a headless run offers no tool it would have
+    // to ask about); the approval mode stays the default (auto: the model's classifier judges
+    // each shell command that is not plainly read-only)
+    settingsFile(sb, "home/.qwen/settings.json", {
+      general: { enableAutoUpdate: false },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+      security: { auth: { selectedType: "openai" } },
+      permissions: { allow: ["run_shell_command"] },
+    })
+    setup(sb, "qwen")
+    const written = JSON.parse(readFileSync(join(sb.home, ".qwen", "settings.json"), "utf8"))
+    const doc = JSON.parse(withBinaryInHooks(fencedBlock("docs/hosts-gemini-qwen.md", "Qwen Code: what setup writes", "json")))
+    assertDocMatches(doc.mcpServers.herdr_link, written.mcpServers.herdr_link, "Qwen Code's mcpServers.herdr_link")
+    assertDocMatches(doc.hooks.PreToolUse, written.hooks.PreToolUse, "Qwen Code's hooks.PreToolUse")
+    removePieces(sb, "home/.qwen/settings.json", "PreToolUse")
+    const entry = bin("@qwen-code/qwen-code/cli-entry.js")
+    return {
+      cmd: "bash",
+      args: (prompt) => fromInteractiveShell(node22(), [entry, prompt, "--output-format", "json"]).args,
+      env: sb.env({ OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: `${model.url}/v1`, OPENAI_MODEL: "scripted" }),
+    }
+  },
+}
+
 /** Claude Code with its tool search switched off (ENABLE_TOOL_SEARCH=false, docs/mcp.md). */
 export const claudeInline = {
   ...claude,

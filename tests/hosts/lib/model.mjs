@@ -1,6 +1,8 @@
-// A scripted fake model on 127.0.0.1 that speaks the three wire APIs the real hosts use:
-// Anthropic Messages (Claude Code), OpenAI Responses (Codex) and OpenAI Chat Completions
-// (OpenCode through @ai-sdk/openai-compatible), always as server-sent events.
+// A scripted fake model on 127.0.0.1 that speaks the four wire APIs the real hosts use:
+// Anthropic Messages (Claude Code), OpenAI Responses (Codex), OpenAI Chat Completions
+// (OpenCode through @ai-sdk/openai-compatible, Qwen Code) and the Gemini API's
+// generateContent (Gemini CLI), streamed as server-sent events (Gemini's plain
+// `:generateContent` side requests as one JSON answer).
 //
 // Every request is parsed into one shape (`Conversation`: the tools offered, the system text,
 // and the tool calls already made with their results), handed to a `decide(conversation)`
@@ -145,6 +147,39 @@ function fromChat(body) {
   return { api: "chat", tools, system: system.join("\n"), calls: calls.filter((c) => !c.pending), referenced: [] }
 }
 
+/**
+ * Gemini API request (`models/<model>:generateContent` / `:streamGenerateContent`) →
+ * Conversation. A model turn's `functionCall` parts are answered by the next user turn's
+ * `functionResponse` parts, by id when both carry one, else in order of the same name.
+ */
+function fromGemini(body) {
+  const tools = []
+  for (const t of body.tools ?? []) {
+    for (const d of t.functionDeclarations ?? []) tools.push({ name: d.name, description: d.description ?? "", deferred: false })
+  }
+  const calls = []
+  const pending = []
+  for (const c of body.contents ?? []) {
+    for (const part of c.parts ?? []) {
+      if (part.functionCall) {
+        const call = { name: part.functionCall.name, id: part.functionCall.id, input: part.functionCall.args ?? {}, output: "", isError: false, pending: true }
+        calls.push(call)
+        pending.push(call)
+      } else if (part.functionResponse) {
+        const r = part.functionResponse
+        const i = pending.findIndex((p) => (r.id && p.id ? p.id === r.id : p.name === r.name))
+        if (i < 0) continue
+        const [call] = pending.splice(i, 1)
+        const response = r.response ?? {}
+        call.output = typeof response.output === "string" ? response.output : typeof response.error === "string" ? response.error : JSON.stringify(response)
+        call.isError = response.error !== undefined
+        delete call.pending
+      }
+    }
+  }
+  return { api: "gemini", tools, system: textOf(body.systemInstruction?.parts ?? []), calls: calls.filter((c) => !c.pending), referenced: [] }
+}
+
 let seq = 0
 const nextId = (prefix) => `${prefix}_${Date.now().toString(36)}${(seq++).toString(36)}`
 const sse = (event, data) => (event ? `event: ${event}\n` : "") + `data: ${JSON.stringify(data)}\n\n`
@@ -201,6 +236,21 @@ function responsesStream(body, decision) {
   return out
 }
 
+/** A whole (non-streamed) chat completion: Qwen Code's side queries ask with `stream: false`. */
+function chatCompletion(body, decision) {
+  const message = "tool" in decision
+    ? { role: "assistant", content: null, tool_calls: [{ id: nextId("call"), type: "function", function: { name: decision.tool, arguments: JSON.stringify(decision.input) } }] }
+    : { role: "assistant", content: decision.text }
+  return {
+    id: nextId("chatcmpl"),
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: body.model,
+    choices: [{ index: 0, message, finish_reason: "tool" in decision ? "tool_calls" : "stop" }],
+    usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+  }
+}
+
 function chatStream(body, decision) {
   const id = nextId("chatcmpl")
   const chunk = (delta, finish) =>
@@ -217,10 +267,27 @@ function chatStream(body, decision) {
   return out + "data: [DONE]\n\n"
 }
 
+/** One Gemini API response (a whole answer: the stream sends it as one chunk). */
+function geminiResponse(body, decision) {
+  const part = "tool" in decision ? { functionCall: { name: decision.tool, args: decision.input } } : { text: decision.text }
+  return {
+    candidates: [{ content: { role: "model", parts: [part] }, finishReason: "STOP", index: 0 }],
+    usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+    modelVersion: "scripted",
+    responseId: nextId("gem"),
+  }
+}
+
+function geminiStream(body, decision) {
+  return `data: ${JSON.stringify(geminiResponse(body, decision))}\r\n\r\n`
+}
+
 const ROUTES = [
   { match: (p) => p.startsWith("/v1/messages") && !p.includes("count_tokens"), parse: fromAnthropic, stream: anthropicStream },
   { match: (p) => p.startsWith("/v1/responses"), parse: fromResponses, stream: responsesStream },
-  { match: (p) => p.startsWith("/v1/chat/completions"), parse: fromChat, stream: chatStream },
+  { match: (p) => p.startsWith("/v1/chat/completions"), parse: fromChat, stream: chatStream, json: (body, d) => (body.stream === false ? chatCompletion(body, d) : undefined) },
+  { match: (p) => /\/models\/[^/:]+:streamGenerateContent/.test(p), parse: fromGemini, stream: geminiStream },
+  { match: (p) => /\/models\/[^/:]+:generateContent/.test(p), parse: fromGemini, json: geminiResponse },
 ]
 
 /**
@@ -244,9 +311,9 @@ export async function startModel(decide) {
         record.body = null
       }
       const route = record.body && req.method === "POST" ? ROUTES.find((r) => r.match(req.url)) : undefined
-      if (req.url.includes("count_tokens")) {
+      if (req.url.includes("count_tokens") || req.url.includes(":countTokens")) {
         res.writeHead(200, { "content-type": "application/json" })
-        res.end(JSON.stringify({ input_tokens: 10 }))
+        res.end(JSON.stringify({ input_tokens: 10, totalTokens: 10 }))
         return
       }
       if (!route) {
@@ -261,6 +328,12 @@ export async function startModel(decide) {
         } catch (e) {
           record.error = String(e?.stack ?? e)
           record.decision = { text: `scripted model error: ${e?.message ?? e}` }
+        }
+        const whole = route.json?.(record.body, record.decision)
+        if (whole) {
+          res.writeHead(200, { "content-type": "application/json" })
+          res.end(JSON.stringify(whole))
+          return
         }
         res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" })
         res.end(route.stream(record.body, record.decision))

@@ -8,8 +8,9 @@ const CANONICAL = ["herdr_link", "herdr_link_start", "herdr_link_peers", "herdr_
 /**
  * How a route names the Link tools. `prefix`: the host's prefix before the canonical name
  * (`mcp__herdr_link__` in Claude Code, `herdr_link_` for OpenCode's MCP route); `namespace`: the
- * Responses API namespace (Codex).
- * @typedef {{prefix: string, namespace?: string}} Naming
+ * Responses API namespace (Codex); `shell`: the host's shell tool when the API alone does not
+ * say it (Gemini CLI and Qwen Code: `run_shell_command`, taking `command`).
+ * @typedef {{prefix: string, namespace?: string, shell?: string}} Naming
  */
 
 /** Canonical Link tool name of an offered tool, or undefined. */
@@ -53,8 +54,9 @@ export function linkSurface(conversation, body, naming) {
   return { callable, deferred }
 }
 
-/** The shell tool call for a host API. */
-function shellCall(api, command) {
+/** The shell tool call for a host API (or the route's own shell tool). */
+function shellCall(api, command, naming) {
+  if (naming.shell) return { tool: naming.shell, input: { command, description: "run a command" } }
   if (api === "anthropic") return { tool: "Bash", input: { command, description: "run a command" } }
   if (api === "responses") return { tool: "exec_command", input: { cmd: command } }
   return { tool: "bash", input: { command, description: "run a command" } }
@@ -71,6 +73,15 @@ const isSearch = (call) => call.name === "ToolSearch"
 export function playGoals(goals, naming) {
   return (conversation, body) => {
     if (conversation.tools.length === 0) return { text: "Herdr Link session" }
+    // A side request offering tools of its own (Qwen Code's structured `respond_in_schema`)
+    // but not the host's shell tool: not a step of the goals.
+    const shell = shellCall(conversation.api, "", naming).tool
+    if (!conversation.tools.some((t) => t.name === shell)) {
+      // Qwen Code's auto approval mode asks the model itself whether a shell command may run:
+      // the scripted model lets every command through (the guard is what is under test).
+      if (conversation.tools.some((t) => t.name === "respond_in_schema")) return { tool: "respond_in_schema", input: { shouldBlock: false } }
+      return { text: "Herdr Link session" }
+    }
     const made = conversation.calls.filter((c) => !isSearch(c))
     const goal = goals[made.length]
     if (!goal) return { text: "done" }
@@ -79,7 +90,7 @@ export function playGoals(goals, naming) {
   }
 
   function decideGoal(goal, conversation, body, made) {
-    if (goal.bash !== undefined) return shellCall(conversation.api, goal.bash)
+    if (goal.bash !== undefined) return shellCall(conversation.api, goal.bash, naming)
     const { callable, deferred } = linkSurface(conversation, body, naming)
     const last = conversation.calls.at(-1)
     const searched = (name) => last && isSearch(last) && String(last.input?.query ?? "").includes(name)
