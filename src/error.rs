@@ -20,6 +20,14 @@ pub enum LinkError {
     /// The target's pane resolved, but Herdr refused to close it.
     #[error("CLOSE_FAILED: {0}")]
     CloseFailed(String),
+    /// `SEND_FAILED` without a Herdr call: the receiver's delivery turn did not come in time
+    /// (earlier deliveries to it still going on); nothing was typed.
+    #[error("SEND_FAILED: {0}")]
+    SendNoTurn(String),
+    /// `CLOSE_FAILED` without a Herdr call: a delivery to the target was still being submitted
+    /// when the close's time ran out; nothing was closed.
+    #[error("CLOSE_FAILED: {0}")]
+    CloseNoTurn(String),
     /// Configured start: `.agents/agent_config.json` does not exist.
     #[error("START_CONFIG_NOT_FOUND: {0}")]
     StartConfigNotFound(String),
@@ -58,8 +66,8 @@ impl LinkError {
             LinkError::NotInHerdr(_) => "NOT_IN_HERDR",
             LinkError::SelfUnnamed(_) => "SELF_UNNAMED",
             LinkError::PeerNotFound(_) => "PEER_NOT_FOUND",
-            LinkError::SendFailed(_) => "SEND_FAILED",
-            LinkError::CloseFailed(_) => "CLOSE_FAILED",
+            LinkError::SendFailed(_) | LinkError::SendNoTurn(_) => "SEND_FAILED",
+            LinkError::CloseFailed(_) | LinkError::CloseNoTurn(_) => "CLOSE_FAILED",
             LinkError::StartConfigNotFound(_) => "START_CONFIG_NOT_FOUND",
             LinkError::StartAgentNotFound(_) => "START_AGENT_NOT_FOUND",
             LinkError::StartConfigInvalid(_) => "START_CONFIG_INVALID",
@@ -76,6 +84,12 @@ impl LinkError {
             LinkError::PeerNotFound(_) => "target agent is not a live peer",
             LinkError::SendFailed(_) => "Herdr did not accept message delivery",
             LinkError::CloseFailed(_) => "Herdr pane close failed",
+            LinkError::SendNoTurn(_) => {
+                "the recipient was still receiving earlier messages; nothing was sent"
+            }
+            LinkError::CloseNoTurn(_) => {
+                "a message to the agent was still being delivered; nothing was closed"
+            }
             LinkError::StartConfigNotFound(_) => {
                 "configured Agent start configuration was not found"
             }
@@ -94,6 +108,8 @@ impl LinkError {
             | LinkError::PeerNotFound(d)
             | LinkError::SendFailed(d)
             | LinkError::CloseFailed(d)
+            | LinkError::SendNoTurn(d)
+            | LinkError::CloseNoTurn(d)
             | LinkError::StartConfigNotFound(d)
             | LinkError::StartAgentNotFound(d)
             | LinkError::StartConfigInvalid(d)
@@ -181,9 +197,22 @@ mod tests {
         ];
         let codes: Vec<_> = all.iter().map(LinkError::code).collect();
         assert_eq!(codes, LINK_CODES);
-        for e in &all {
+        // A missed delivery turn keeps its operation's code, in a text of its own.
+        let turns = [
+            LinkError::SendNoTurn(String::new()),
+            LinkError::CloseNoTurn(String::new()),
+        ];
+        assert_eq!(
+            turns.each_ref().map(|e| e.code()),
+            ["SEND_FAILED", "CLOSE_FAILED"]
+        );
+        for e in all.iter().chain(&turns) {
             assert!(e.agent_text().starts_with(&format!("{}: ", e.code())));
             assert!(!e.reason().is_empty());
+        }
+        for (turn, herdr) in turns.iter().zip([&all[3], &all[4]]) {
+            assert_ne!(turn.reason(), herdr.reason());
+            assert!(!turn.reason().contains("Herdr"), "{}", turn.reason());
         }
     }
 }

@@ -342,13 +342,16 @@ fn exit_0_with_an_error_json() {
         &["--exit", "0", "--stdout", "{}", "--stderr", &unclassified],
         Op::unclassified_code,
     );
-    let not_in_herdr =
-        json!({"error": {"code": "not_in_herdr", "message": RAW_MESSAGE}}).to_string();
-    at_every_step(
-        "exit 0, not_in_herdr on stdout",
-        &["--exit", "0", "--stdout", &not_in_herdr],
-        transport,
-    );
+    // Herdr's "no usable server" codes mean Herdr is unavailable, on any channel and exit status.
+    for code in ["server_unavailable", "internal_error"] {
+        let unavailable =
+            json!({"error": {"code": code, "message": RAW_MESSAGE}, "id": "cli:x:y"}).to_string();
+        at_every_step(
+            &format!("exit 0, {code} on stdout"),
+            &["--exit", "0", "--stdout", &unavailable],
+            transport,
+        );
+    }
 }
 
 /// Makes the `HERDR_BIN_PATH` of a case in its world.

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use herdr_link::env::{self, HerdrEnv};
 use herdr_link::herdr::records::{self, AgentRecord};
-use herdr_link::herdr::Herdr;
+use herdr_link::herdr::{CliFailure, Herdr, Unavailable};
 use serde_json::Value;
 
 /// How a check ended.
@@ -165,17 +165,27 @@ fn parse_version(line: &str) -> Option<(u64, u64, u64)> {
     Some((it.next()??, it.next()??, it.next()??))
 }
 
-fn binary(herdr: &Herdr, bin: &str) -> Check {
+fn binary(herdr: &Herdr, bin: &str, bin_label: &str) -> Check {
     let line = match herdr.version() {
         Ok(v) => v,
         Err(e) => {
+            let why = match e.unavailable_cause() {
+                // It ran and did not answer `--version` as Herdr does.
+                Some(Unavailable::NotHerdr) => e.operator_cause(bin_label),
+                _ => None,
+            };
             return fail(
                 "herdr binary",
-                format!("{bin} does not run: {}", e.detail()),
-            )
+                why.unwrap_or_else(|| format!("{bin} does not run: {}", e.detail())),
+            );
         }
     };
+    let named_herdr = line.split_whitespace().next() == Some("herdr");
     match parse_version(&line) {
+        _ if !named_herdr => fail(
+            "herdr binary",
+            format!("{bin} is not Herdr: `--version` printed {line:?}; fix: point HERDR_BIN_PATH at the herdr binary"),
+        ),
         Some(v) if v < (0, 8, 0) => fail(
             "herdr binary",
             format!("{bin} reports {line}: older than 0.8.0, the oldest Herdr herdr-link supports"),
@@ -305,8 +315,18 @@ fn settings() -> Check {
     }
 }
 
-/// The checks that need the caller's live record: self, its Agent Name, its peers.
-fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
+/// What a failed call says: the cause and its fix in one line when Herdr is unusable (no
+/// server, another protocol, not Herdr), else Herdr's own answer.
+fn failed_call(call: &str, e: &CliFailure, bin: &str) -> String {
+    match e.operator_cause(bin) {
+        Some(cause) => format!("{call}: {cause}"),
+        None => format!("{call} failed: {}", e.detail()),
+    }
+}
+
+/// The checks that need the caller's live record: self, its Agent Name, its peers. `bin` names
+/// the binary as the operator set it.
+fn identity_checks(herdr: &Herdr, pane: Option<&str>, bin: &str) -> Vec<Check> {
     let dependents = |why: &str| {
         vec![
             skip("agent name", format!("skipped: {why}")),
@@ -326,7 +346,7 @@ fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
         Err(e) => {
             let mut v = vec![fail(
                 "self record",
-                format!("agent get {pane} failed: {}", e.detail()),
+                failed_call(&format!("agent get {pane}"), &e, bin),
             )];
             v.extend(dependents("no self record"));
             return v;
@@ -376,7 +396,7 @@ fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
         return checks;
     }
     checks.push(match herdr.agent_list() {
-        Err(e) => fail("peers", format!("agent list failed: {}", e.detail())),
+        Err(e) => fail("peers", failed_call("agent list", &e, bin)),
         Ok(v) => {
             let mut seen = Vec::new();
             let peers: Vec<String> = records::agent_list(&v)
@@ -445,15 +465,19 @@ pub fn run(pane: Option<String>) -> i32 {
     let bin = var("HERDR_BIN_PATH")
         .or_else(|| env::herdr_on_path().map(|p| p.display().to_string()))
         .unwrap_or_else(|| "herdr".to_string());
+    let bin_label = match var("HERDR_BIN_PATH") {
+        Some(b) => format!("HERDR_BIN_PATH ({b})"),
+        None => bin.clone(),
+    };
     let herdr = Herdr::new(&HerdrEnv {
         bin: bin.clone(),
         pane_id: pane.clone().unwrap_or_default(),
     });
-    let runs = binary(&herdr, &bin);
+    let runs = binary(&herdr, &bin, &bin_label);
     let bin_ok = runs.status == Status::Pass;
     checks.push(runs);
     if bin_ok {
-        checks.extend(identity_checks(&herdr, pane.as_deref()));
+        checks.extend(identity_checks(&herdr, pane.as_deref(), &bin_label));
     } else {
         for name in ["self record", "agent name", "peers"] {
             checks.push(skip(name, "skipped: the herdr binary does not run"));

@@ -835,10 +835,15 @@ fn parse_report(rest: &[String]) -> Result<Cmd, Outcome> {
     })
 }
 
-/// `server_not_running` line (id first, as the CLI prints it).
-pub fn server_not_running(id: &str, env: &Env) -> Outcome {
+/// Herdr's `server_not_running` message for the socket the CLI resolved.
+pub fn no_server_message(env: &Env) -> String {
     let (sock, hint) = env.socket();
-    let msg = format!("no herdr server is running at {sock}; run `{hint}` to start or attach it");
+    format!("no herdr server is running at {sock}; run `{hint}` to start or attach it")
+}
+
+/// `server_not_running` line (id first, as the CLI's `main` prints it).
+pub fn server_not_running(id: &str, env: &Env) -> Outcome {
+    let msg = no_server_message(env);
     let line = format!(
         "{{\"id\":{},\"error\":{{\"code\":\"server_not_running\",\"message\":{}}}}}\n",
         sorted::to_sorted(&json!(id)),

@@ -28,7 +28,7 @@ pub fn close(herdr: &Herdr, pane: &str, agent: &str) -> Result<Value, LinkError>
     // close takes the agent's delivery turn, which waits for that Enter, and holds it while the
     // pane closes so no delivery starts meanwhile. No turn in time: nothing is closed.
     let (turn, left) = take_turn(herdr, &target).map_err(|why| {
-        LinkError::CloseFailed(format!(
+        LinkError::CloseNoTurn(format!(
             "a delivery to {} was still pending {why}; nothing was closed",
             target.name
         ))

@@ -18,25 +18,32 @@ use crate::turn;
 /// rather than risking that call cut off mid-way. Capped at half the limit, for short limits.
 const RESERVE: Duration = Duration::from_secs(1);
 
-/// Sends `message` to `to`: the input first (size limit, recipient name rule, blank or NUL
-/// message), so no Herdr call (not even the self-identity bootstrap's rename) happens for a send
+/// Sends `message` to `to`: the input first (recipient name rule, then a message that is
+/// missing, over the size limit, blank or holds a NUL), so no Herdr call (not even the self-identity bootstrap's rename) happens for a send
 /// that could not travel; then fresh self and target records, the same-workspace guard, and, in
 /// the receiver's turn, one `agent prompt <to> <wrapper>`. "sent" means Herdr accepted delivery,
 /// nothing more.
-pub fn send(herdr: &Herdr, pane: &str, to: &str, message: &str) -> Result<Value, LinkError> {
+pub fn send(
+    herdr: &Herdr,
+    pane: &str,
+    to: &str,
+    message: Option<&str>,
+) -> Result<Value, LinkError> {
+    // The recipient first, then the payload: a message to nobody is PEER_NOT_FOUND whatever
+    // its size (or its absence).
+    if !is_valid_agent_name(to) {
+        return Err(LinkError::PeerNotFound(
+            "target agent is not a live peer".into(),
+        ));
+    }
+    let message = message
+        .ok_or_else(|| LinkError::SendFailed("`message` is missing or not a string".into()))?;
     if message_over_limit(message) {
         return Err(LinkError::SendFailed(format!(
             "message is over the limit of {MAX_MESSAGE_BYTES} bytes as the envelope encodes it ({}+ bytes; {} characters given); nothing was sent",
             encoded_len_upto(message, MAX_MESSAGE_BYTES),
             message.chars().count()
         )));
-    }
-    // In the order the checks had when they ran after the self lookup: the recipient, then
-    // the payload.
-    if !is_valid_agent_name(to) {
-        return Err(LinkError::PeerNotFound(
-            "target agent is not a live peer".into(),
-        ));
     }
     check_message(message)?;
     let me = self_context(herdr, pane)?;
@@ -103,17 +110,18 @@ pub(crate) fn take_turn(
 }
 
 /// Types `wrapper` into the receiver's pane in its delivery turn. The wait for the turn and the
-/// prompt share the call's time limit; no turn in time is `SEND_FAILED` with nothing typed.
+/// prompt share the call's time limit; no turn in time is `SEND_FAILED` with nothing typed, in
+/// its own text ([`LinkError::SendNoTurn`]: Herdr was not asked).
 fn deliver(herdr: &Herdr, target: &TargetContext, wrapper: &str) -> Result<(), LinkError> {
     let (turn, left) = take_turn(herdr, target).map_err(|why| {
-        LinkError::SendFailed(format!(
+        LinkError::SendNoTurn(format!(
             "no delivery turn for {} {why}; nothing was sent",
             target.name
         ))
     })?;
     let result = herdr.agent_prompt(&target.name, wrapper, left);
     // Herdr typed the text (or may have, when the call broke off): its Enter is now pending.
-    if matches!(result, Ok(_) | Err(CliFailure::Transport(_))) {
+    if matches!(&result, Ok(_) | Err(CliFailure::Unavailable { .. })) {
         turn.delivered();
     }
     drop(turn);
