@@ -19,9 +19,8 @@
 //! nobody. Waiting is bounded by the caller's deadline; a delivery that cannot get its turn in
 //! time gives up before typing anything.
 //!
-//! When the runtime directory cannot be used (not ours, not private; handled as the guard's
-//! activation store handles it), turns are kept within this process only and the operator log
-//! says so once.
+//! When the runtime directory cannot be used (not ours, not a real directory, not private),
+//! turns are kept within this process only and the operator log says so once.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};

@@ -264,7 +264,7 @@ fn a_hung_child_with_grandchildren_is_killed_as_a_group() {
     // A wrapper that leaves a background grandchild holding the pipes, then hangs.
     let script = w.dir.join("herdr-forks");
     std::fs::write(&script, "#!/bin/sh\nsleep 60 &\nsleep 60\n").unwrap();
-    make_executable(&script);
+    common::make_executable(&script);
     std::env::set_var("HERDR_BIN_PATH", &script);
     for op in OPS {
         let t = Instant::now();
@@ -288,7 +288,7 @@ fn a_child_that_closes_its_output_and_lingers_is_cut_at_the_limit() {
         "#!/bin/sh\nexec >/dev/null 2>&1 </dev/null\nsleep 60\n",
     )
     .unwrap();
-    make_executable(&script);
+    common::make_executable(&script);
     std::env::set_var("HERDR_BIN_PATH", &script);
     for op in OPS {
         let t = Instant::now();
@@ -388,11 +388,6 @@ fn binary_missing_or_not_executable() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-fn make_executable(p: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 /// A `HERDR_BIN_PATH` wrapper around `real` that runs `vanish` (a shell command) during its
 /// `k`-th run, after which the next run cannot work.
 fn vanishing_wrapper(w: &World, real: &Path, k: usize, vanish: &str) -> PathBuf {
@@ -407,7 +402,7 @@ fn vanishing_wrapper(w: &World, real: &Path, k: usize, vanish: &str) -> PathBuf 
         real = real.display()
     );
     std::fs::write(&script, text).unwrap();
-    make_executable(&script);
+    common::make_executable(&script);
     script
 }
 
@@ -440,7 +435,7 @@ fn binary_disappears_between_two_calls_of_one_operation() {
                 |w| {
                     let real = w.dir.join("herdr-real");
                     std::fs::copy(common::fake_bin(), &real).unwrap();
-                    make_executable(&real);
+                    common::make_executable(&real);
                     let vanish = format!("mv \"{0}\" \"{0}.gone\"", real.display());
                     let script = vanishing_wrapper(w, &real, k, &vanish);
                     std::env::set_var("HERDR_BIN_PATH", script);

@@ -194,11 +194,6 @@ fn moved_self() -> World {
     w
 }
 
-fn make_executable(p: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 /// A program that is not Herdr: it does not know Herdr's commands and says so on stderr with
 /// exit status 2, as command-line programs do.
 fn not_herdr(w: &World) -> PathBuf {
@@ -208,7 +203,7 @@ fn not_herdr(w: &World) -> PathBuf {
         "#!/bin/sh\necho \"not-herdr: unknown command '$1'; see 'not-herdr --help'\" >&2\nexit 2\n",
     )
     .unwrap();
-    make_executable(&p);
+    common::make_executable(&p);
     p
 }
 
@@ -242,7 +237,7 @@ fn wrapper(w: &World, k: usize, gone: Gone) -> PathBuf {
         ),
     )
     .unwrap();
-    make_executable(&script);
+    common::make_executable(&script);
     script
 }
 

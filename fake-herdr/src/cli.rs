@@ -843,11 +843,18 @@ pub fn no_server_message(env: &Env) -> String {
 
 /// `server_not_running` line (id first, as the CLI's `main` prints it).
 pub fn server_not_running(id: &str, env: &Env) -> Outcome {
-    let msg = no_server_message(env);
+    typed_error(id, "server_not_running", &no_server_message(env))
+}
+
+/// A typed error the CLI prints from its `ErrorResponse` struct (`server_not_running`,
+/// `protocol_mismatch`): `{"id":..,"error":{"code":..,"message":..}}`, `id` first, on stderr,
+/// exit 1.
+pub fn typed_error(id: &str, code: &str, message: &str) -> Outcome {
     let line = format!(
-        "{{\"id\":{},\"error\":{{\"code\":\"server_not_running\",\"message\":{}}}}}\n",
+        "{{\"id\":{},\"error\":{{\"code\":{},\"message\":{}}}}}\n",
         sorted::to_sorted(&json!(id)),
-        sorted::to_sorted(&json!(msg))
+        sorted::to_sorted(&json!(code)),
+        sorted::to_sorted(&json!(message))
     );
     Outcome {
         stderr: line.into_bytes(),

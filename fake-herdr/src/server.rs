@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 
-use crate::cli::{no_server_message, server_not_running, Env, Outcome};
+use crate::cli::{no_server_message, server_not_running, typed_error, Env, Outcome};
 use crate::settings::Version;
 use crate::sorted;
 pub use crate::state::Server;
@@ -58,16 +58,7 @@ pub fn protocol_mismatch(id: &str, client: u32, server: u32, env: &Env) -> Outco
             "client protocol {client} is older than server protocol {server}; upgrade the Herdr client before using this command"
         )
     };
-    let line = format!(
-        "{{\"id\":{},\"error\":{{\"code\":\"protocol_mismatch\",\"message\":{}}}}}\n",
-        sorted::to_sorted(&json!(id)),
-        sorted::to_sorted(&json!(message))
-    );
-    Outcome {
-        stderr: line.into_bytes(),
-        code: 1,
-        ..Outcome::default()
-    }
+    typed_error(id, "protocol_mismatch", &message)
 }
 
 /// `session::active_restart_after_update_guidance`: a socket override (without `--session`)
