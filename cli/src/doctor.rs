@@ -184,7 +184,7 @@ fn binary(herdr: &Herdr, bin: &str, bin_label: &str) -> Check {
     match parse_version(&line) {
         _ if !named_herdr => fail(
             "herdr binary",
-            format!("{bin} is not Herdr: `--version` printed {line:?}; fix: point HERDR_BIN_PATH at the herdr binary"),
+            format!("{bin_label} is not Herdr (`--version` printed {line:?}); fix: point HERDR_BIN_PATH at the herdr binary"),
         ),
         Some(v) if v < (0, 8, 0) => fail(
             "herdr binary",
@@ -480,7 +480,7 @@ pub fn run(pane: Option<String>) -> i32 {
         checks.extend(identity_checks(&herdr, pane.as_deref(), &bin_label));
     } else {
         for name in ["self record", "agent name", "peers"] {
-            checks.push(skip(name, "skipped: the herdr binary does not run"));
+            checks.push(skip(name, "skipped: no working herdr binary"));
         }
     }
     checks.push(shim_check());

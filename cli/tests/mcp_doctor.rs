@@ -639,7 +639,9 @@ fn doctor_names_why_herdr_is_unusable() {
     let (_, lines) = doctor(&env, &[]);
     let bin = line(&lines, "herdr binary");
     assert!(
-        bin.starts_with(&format!("FAIL herdr binary: {ls} is not Herdr")),
+        bin.starts_with(&format!(
+            "FAIL herdr binary: HERDR_BIN_PATH ({ls}) is not Herdr (`--version` printed"
+        )),
         "{bin}"
     );
     for l in &lines {

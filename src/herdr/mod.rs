@@ -190,8 +190,11 @@ impl Herdr {
             _ => Err(CliFailure::unavailable(
                 Unavailable::NotHerdr,
                 format!(
-                    "herdr --version ended with {:?} and printed {:?}",
-                    f.exit,
+                    "herdr --version ended with {} and printed {:?}",
+                    match f.exit {
+                        Exit::Code(c) => format!("exit code {c}"),
+                        Exit::Signal(s) => format!("signal {s}"),
+                    },
                     out.trim()
                 ),
             )),
