@@ -19,10 +19,10 @@ use crate::turn;
 const RESERVE: Duration = Duration::from_secs(1);
 
 /// Sends `message` to `to`: the input first (recipient name rule, then a message that is
-/// missing, over the size limit, blank or holds a NUL), so no Herdr call (not even the self-identity bootstrap's rename) happens for a send
-/// that could not travel; then fresh self and target records, the same-workspace guard, and, in
-/// the receiver's turn, one `agent prompt <to> <wrapper>`. "sent" means Herdr accepted delivery,
-/// nothing more.
+/// missing, over the size limit, blank or holds a NUL), so no Herdr call (not even the
+/// self-identity bootstrap's rename) happens for a send that could not travel; then fresh self
+/// and target records, the same-workspace guard, and, in the receiver's turn, one
+/// `agent prompt <to> <wrapper>`. "sent" means Herdr accepted delivery, nothing more.
 pub fn send(
     herdr: &Herdr,
     pane: &str,
