@@ -319,7 +319,8 @@ fn execute(
                 ..Outcome::default()
             }
             .into(),
-            _ => cli::server_not_running(&id, env).into(),
+            _ => cli::server_not_running(server::first_request_id(&id, env.settings.version), env)
+                .into(),
         },
     }
 }

@@ -32,9 +32,20 @@ pub fn server_not_running_sorted(id: &str, env: &Env) -> Outcome {
     }
 }
 
+/// The id of a command's first request to the server, which a refusal carries: 0.8.2's
+/// `agent start` first reads the pane (`pane_terminal_id`: `cli:agent:start:pane`).
+pub fn first_request_id(id: &str, version: Version) -> &str {
+    if id == "cli:agent:start" && version.at_least_082() {
+        "cli:agent:start:pane"
+    } else {
+        id
+    }
+}
+
 /// What a socket command gets instead of its answer when the server is not usable: stopped, or
 /// of another protocol than the CLI of `version`.
 pub fn refusal(id: &str, server: &Server, version: Version, env: &Env) -> Option<Outcome> {
+    let id = first_request_id(id, version);
     if server.stopped {
         return Some(server_not_running(id, env));
     }
@@ -185,6 +196,11 @@ mod tests {
         );
         let sorted = server_not_running_sorted("cli:agent:start", &env());
         assert!(stderr(&sorted).starts_with("{\"error\":{\"code\":\"server_not_running\""));
+        // 0.8.2's agent start meets the server first when it reads the pane.
+        let o = refusal("cli:agent:start", &s, Version::V082, &env()).unwrap();
+        assert!(stderr(&o).starts_with("{\"id\":\"cli:agent:start:pane\","));
+        let o = refusal("cli:agent:start", &s, Version::V080, &env()).unwrap();
+        assert!(stderr(&o).starts_with("{\"id\":\"cli:agent:start\","));
     }
 
     #[test]

@@ -138,7 +138,7 @@ impl CliFailure {
             }
             Unavailable::ProtocolMismatch => {
                 let fix = if detail.contains("is older than server protocol") {
-                    format!("point HERDR_BIN_PATH at the Herdr that runs the server, or restart Herdr with {bin}")
+                    "point HERDR_BIN_PATH at the newer herdr that runs the server".to_string()
                 } else {
                     "restart Herdr (`herdr server stop`, then `herdr`; stopping ends the agents in its panes)".to_string()
                 };
