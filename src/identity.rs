@@ -54,24 +54,34 @@ pub fn same_workspace(a: &str, b: &str) -> Result<(), LinkError> {
     Ok(())
 }
 
-/// A failed self lookup or rename: Herdr being unavailable stays NOT_IN_HERDR; anything else
-/// (including `agent_not_found`) means Link could not establish the caller's name.
+/// A failed self lookup or rename: an unavailable Herdr (no server, another protocol, not
+/// Herdr, no answer) stays NOT_IN_HERDR; only Herdr's own answer about the caller (including
+/// `agent_not_found`) means Link could not establish the caller's name.
 fn self_failure(f: CliFailure, what: &str) -> LinkError {
-    match f {
-        CliFailure::Transport(_) | CliFailure::TimedOut(_) => f.classify(LinkError::SelfUnnamed),
-        _ if f.is_code("not_in_herdr") => f.classify(LinkError::SelfUnnamed),
-        _ => LinkError::SelfUnnamed(format!("{what} failed: {}", f.detail())),
+    if f.unavailable_cause().is_some() {
+        return LinkError::NotInHerdr(format!("{what} failed: {}", f.detail()));
     }
+    LinkError::SelfUnnamed(format!("{what} failed: {}", f.detail()))
 }
 
 /// The caller's current public pane id when `pane` is a stale alias (Herdr gives a pane a new id
 /// when it moves to another workspace and keeps the old one only as an alias, which `agent get`
-/// does not accept). `None` when the id is current or the pane is unknown.
-fn moved_pane(herdr: &Herdr, pane: &str) -> Option<String> {
-    let v = herdr.pane_get(pane).ok()?;
-    PaneRecord::from_response(&v)?
-        .pane_id
-        .filter(|current| current != pane)
+/// does not accept). `None` when the id is current or the pane is unknown; an unavailable Herdr
+/// is NOT_IN_HERDR.
+fn moved_pane(herdr: &Herdr, pane: &str) -> Result<Option<String>, LinkError> {
+    let v = match herdr.pane_get(pane) {
+        Ok(v) => v,
+        Err(f) if f.unavailable_cause().is_some() => {
+            return Err(LinkError::NotInHerdr(format!(
+                "pane lookup failed: {}",
+                f.detail()
+            )))
+        }
+        Err(_) => return Ok(None),
+    };
+    Ok(PaneRecord::from_response(&v)
+        .and_then(|p| p.pane_id)
+        .filter(|current| current != pane))
 }
 
 /// Reads the caller's record (`agent get $HERDR_PANE_ID`). On `agent_not_found` it asks once
@@ -89,7 +99,7 @@ pub fn probe_self(herdr: &Herdr, pane: &str) -> Result<(Option<AgentRecord>, Str
             Err(f) if f.is_code("agent_not_found") && attempt < READINESS_PROBES => {
                 if !asked_moved {
                     asked_moved = true;
-                    if let Some(current) = moved_pane(herdr, &pane) {
+                    if let Some(current) = moved_pane(herdr, &pane)? {
                         pane = current;
                         continue;
                     }
@@ -155,7 +165,7 @@ pub fn self_context(herdr: &Herdr, pane: &str) -> Result<SelfContext, LinkError>
 /// The caller's workspace only, for close: no name needed, no bootstrap, no readiness retry.
 pub fn self_workspace(herdr: &Herdr, pane: &str) -> Result<String, LinkError> {
     let v = match herdr.agent_get(pane) {
-        Err(f) if f.is_code("agent_not_found") => match moved_pane(herdr, pane) {
+        Err(f) if f.is_code("agent_not_found") => match moved_pane(herdr, pane)? {
             Some(current) => herdr.agent_get(&current),
             None => Err(f),
         },

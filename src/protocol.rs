@@ -1,7 +1,6 @@
 //! The pure pieces of `herdr-link/1`: names, ids, the envelope, the inbound wrapper, receiver-side
 //! extraction, state mapping and the Active Contract. Nothing here does IO.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -81,25 +80,26 @@ fn push_base36(mut n: u64, width: usize, out: &mut String) {
     out.extend(buf[first..].iter().map(|&b| b as char));
 }
 
+/// How many base36 digits the random segment of a message id has (about 62 bits).
+const ID_RANDOM_DIGITS: u32 = 12;
+
 /// A new message id `hl_<epoch ms in base36>_<random>`.
 ///
-/// The random segment is a process-wide counter (4 base36 digits) followed by 8 random base36
-/// digits, so ids made in the same millisecond by any number of threads never collide within a
-/// process, and ids of different processes collide only by chance (1 in 36^8 per pair).
+/// The random segment is 12 base36 digits drawn uniformly from the thread-local CSPRNG, with
+/// nothing derived from a counter, the process or the time: ids of any threads or processes made
+/// in the same millisecond collide only by chance (about 1 in 4.7e18 per pair), and an id tells
+/// nothing about how many were made before it.
 pub fn new_message_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    let count = COUNTER.fetch_add(1, Ordering::Relaxed) % 36u64.pow(4);
-    let random = rand::random::<u64>() % 36u64.pow(8);
+    let random = rand::random_range(0..36u64.pow(ID_RANDOM_DIGITS));
     let mut id = String::with_capacity(28);
     id.push_str("hl_");
     push_base36(ms, 0, &mut id);
     id.push('_');
-    push_base36(count, 4, &mut id);
-    push_base36(random, 8, &mut id);
+    push_base36(random, ID_RANDOM_DIGITS as usize, &mut id);
     id
 }
 
@@ -325,6 +325,32 @@ mod tests {
             }
         }
         assert_eq!(all.len(), 32000);
+    }
+
+    /// The random segment is random from its first digit on: no counter, no sequence. (A
+    /// counter in front of it would give every id of one process the same leading digits.)
+    #[test]
+    fn the_random_segment_is_random_throughout() {
+        let segments: Vec<String> = (0..400)
+            .map(|_| {
+                let id = new_message_id();
+                id.rsplit_once('_').unwrap().1.to_string()
+            })
+            .collect();
+        for s in &segments {
+            assert_eq!(s.len(), ID_RANDOM_DIGITS as usize, "{s}");
+        }
+        for position in 0..ID_RANDOM_DIGITS as usize {
+            let digits: std::collections::HashSet<u8> =
+                segments.iter().map(|s| s.as_bytes()[position]).collect();
+            // 400 uniform draws over 36 digits miss more than 12 of them with a probability
+            // far below 1e-30.
+            assert!(
+                digits.len() >= 24,
+                "digit {position} takes only {} values",
+                digits.len()
+            );
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The private per-user runtime directory that processes of one user share: the guard's
-//! activation records (the `herdr-link` binary) and the delivery turns of [`crate::turn`].
+//! The private per-user runtime directory that processes of one user share: the delivery turns
+//! of [`crate::turn`]. (Activation is never kept here, or in any file: the live process holding
+//! it answers for it, [`crate::presence`].)
 //!
 //! It is the first of these that can be ours:
 //!

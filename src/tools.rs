@@ -369,10 +369,7 @@ fn run(
         Operation::Send => {
             let to = str_arg(args, "to")
                 .ok_or_else(|| LinkError::PeerNotFound("`to` is missing or not a string".into()))?;
-            let message = str_arg(args, "message").ok_or_else(|| {
-                LinkError::SendFailed("`message` is missing or not a string".into())
-            })?;
-            ops::send::send(herdr, turns, pane, to, message)
+            ops::send::send(herdr, turns, pane, to, str_arg(args, "message"))
         }
         Operation::Close => {
             let agent = str_arg(args, "agent").ok_or_else(|| {

@@ -285,7 +285,7 @@ fn a_hung_child_with_grandchildren_is_killed_as_a_group() {
     // A wrapper that leaves a background grandchild holding the pipes, then hangs.
     let script = w.dir.join("herdr-forks");
     std::fs::write(&script, "#!/bin/sh\nsleep 60 &\nsleep 60\n").unwrap();
-    make_executable(&script);
+    common::make_executable(&script);
     std::env::set_var("HERDR_BIN_PATH", &script);
     for op in OPS {
         let t = Instant::now();
@@ -309,7 +309,7 @@ fn a_child_that_closes_its_output_and_lingers_is_cut_at_the_limit() {
         "#!/bin/sh\nexec >/dev/null 2>&1 </dev/null\nsleep 60\n",
     )
     .unwrap();
-    make_executable(&script);
+    common::make_executable(&script);
     std::env::set_var("HERDR_BIN_PATH", &script);
     for op in OPS {
         let t = Instant::now();
@@ -363,13 +363,16 @@ fn exit_0_with_an_error_json() {
         &["--exit", "0", "--stdout", "{}", "--stderr", &unclassified],
         Op::unclassified_code,
     );
-    let not_in_herdr =
-        json!({"error": {"code": "not_in_herdr", "message": RAW_MESSAGE}}).to_string();
-    at_every_step(
-        "exit 0, not_in_herdr on stdout",
-        &["--exit", "0", "--stdout", &not_in_herdr],
-        transport,
-    );
+    // Herdr's "no usable server" codes mean Herdr is unavailable, on any channel and exit status.
+    for code in ["server_unavailable", "internal_error"] {
+        let unavailable =
+            json!({"error": {"code": code, "message": RAW_MESSAGE}, "id": "cli:x:y"}).to_string();
+        at_every_step(
+            &format!("exit 0, {code} on stdout"),
+            &["--exit", "0", "--stdout", &unavailable],
+            transport,
+        );
+    }
 }
 
 /// Makes the `HERDR_BIN_PATH` of a case in its world.
@@ -406,11 +409,6 @@ fn binary_missing_or_not_executable() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-fn make_executable(p: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 /// A `HERDR_BIN_PATH` wrapper around `real` that runs `vanish` (a shell command) during its
 /// `k`-th run, after which the next run cannot work.
 fn vanishing_wrapper(w: &World, real: &Path, k: usize, vanish: &str) -> PathBuf {
@@ -425,7 +423,7 @@ fn vanishing_wrapper(w: &World, real: &Path, k: usize, vanish: &str) -> PathBuf 
         real = real.display()
     );
     std::fs::write(&script, text).unwrap();
-    make_executable(&script);
+    common::make_executable(&script);
     script
 }
 
@@ -458,7 +456,7 @@ fn binary_disappears_between_two_calls_of_one_operation() {
                 |w| {
                     let real = w.dir.join("herdr-real");
                     std::fs::copy(common::fake_bin(), &real).unwrap();
-                    make_executable(&real);
+                    common::make_executable(&real);
                     let vanish = format!("mv \"{0}\" \"{0}.gone\"", real.display());
                     let script = vanishing_wrapper(w, &real, k, &vanish);
                     std::env::set_var("HERDR_BIN_PATH", script);

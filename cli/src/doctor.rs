@@ -14,7 +14,7 @@ use std::path::Path;
 
 use herdr_link::env::{self, HerdrEnv};
 use herdr_link::herdr::records;
-use herdr_link::herdr::{version, Herdr};
+use herdr_link::herdr::{version, CliFailure, Herdr, Unavailable};
 use herdr_link::identity::{self, SelfRecord};
 use herdr_link::ops::peers::visible_peers;
 use serde_json::Value;
@@ -149,17 +149,27 @@ fn plugin_check(ctx: &Result<PluginContext, String>, pane: Option<&str>) -> Chec
     }
 }
 
-fn binary(herdr: &Herdr, bin: &str) -> Check {
+fn binary(herdr: &Herdr, bin: &str, bin_label: &str) -> Check {
     let line = match herdr.version() {
         Ok(v) => v,
         Err(e) => {
+            let why = match e.unavailable_cause() {
+                // It ran and did not answer `--version` as Herdr does.
+                Some(Unavailable::NotHerdr) => e.operator_cause(bin_label),
+                _ => None,
+            };
             return fail(
                 "herdr binary",
-                format!("{bin} does not run: {}", e.detail()),
-            )
+                why.unwrap_or_else(|| format!("{bin} does not run: {}", e.detail())),
+            );
         }
     };
+    let named_herdr = line.split_whitespace().next() == Some("herdr");
     match version::parse(&line) {
+        _ if !named_herdr => fail(
+            "herdr binary",
+            format!("{bin_label} is not Herdr (`--version` printed {line:?}); fix: point HERDR_BIN_PATH at the herdr binary"),
+        ),
         Some(v) if v < version::OLDEST_SUPPORTED => fail(
             "herdr binary",
             format!("{bin} reports {line}: older than 0.8.0, the oldest Herdr herdr-link supports"),
@@ -352,11 +362,21 @@ fn settings() -> Check {
     }
 }
 
+/// What a failed call says: the cause and its fix in one line when Herdr is unusable (no
+/// server, another protocol, not Herdr), else Herdr's own answer.
+fn failed_call(call: &str, e: &CliFailure, bin: &str) -> String {
+    match e.operator_cause(bin) {
+        Some(cause) => format!("{call}: {cause}"),
+        None => format!("{call} failed: {}", e.detail()),
+    }
+}
+
 /// The checks that need the caller's live record: self, its Agent Name, its peers. Each asks
 /// what Link's own calls ask and decides with Link's own rules ([`identity::probe_self`] with
 /// its moved-pane fallback, [`identity::judge_self`], [`visible_peers`]), so a PASS here is a
-/// call that works there; only the wording (and the ids, for operators) is doctor's.
-fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
+/// call that works there; only the wording (and the ids, for operators) is doctor's. `bin`
+/// names the binary as the operator set it.
+fn identity_checks(herdr: &Herdr, pane: Option<&str>, bin: &str) -> Vec<Check> {
     let dependents = |why: &str| {
         vec![
             skip("agent name", format!("skipped: {why}")),
@@ -380,17 +400,18 @@ fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
     let (record, current) = match identity::probe_self(herdr, pane) {
         Ok(found) => found,
         Err(e) => {
+            // Link answers with its code only; the driver kept how Herdr failed, so an
+            // unusable Herdr is named with its cause and fix, as `failed_call` does.
+            let said = match herdr.last_failure() {
+                Some(f) if f.unavailable_cause().is_some() => {
+                    failed_call(&format!("agent get {pane}"), &f, bin)
+                }
+                _ => format!("agent get {pane} failed: {}", e.detail()),
+            };
             return with_dependents(
-                fail(
-                    "self record",
-                    format!(
-                        "agent get {pane} failed: {} (Link answers {})",
-                        e.detail(),
-                        e.code()
-                    ),
-                ),
+                fail("self record", format!("{said} (Link answers {})", e.code())),
                 "no self record",
-            )
+            );
         }
     };
     let verdict = identity::judge_self(record.as_ref(), &current);
@@ -462,7 +483,7 @@ fn identity_checks(herdr: &Herdr, pane: Option<&str>) -> Vec<Check> {
         return checks;
     }
     checks.push(match herdr.agent_list() {
-        Err(e) => fail("peers", format!("agent list failed: {}", e.detail())),
+        Err(e) => fail("peers", failed_call("agent list", &e, bin)),
         Ok(v) => {
             let list = records::agent_list(&v);
             let peers: Vec<String> = visible_peers(&self_name, &workspace, &list)
@@ -548,18 +569,22 @@ pub fn run(pane: Option<String>) -> i32 {
     let bin = var("HERDR_BIN_PATH")
         .or_else(|| env::herdr_on_path().map(|p| p.display().to_string()))
         .unwrap_or_else(|| "herdr".to_string());
+    let bin_label = match var("HERDR_BIN_PATH") {
+        Some(b) => format!("HERDR_BIN_PATH ({b})"),
+        None => bin.clone(),
+    };
     let herdr = Herdr::new(&HerdrEnv {
         bin: bin.clone(),
         pane_id: pane.clone().unwrap_or_default(),
     });
-    let runs = binary(&herdr, &bin);
+    let runs = binary(&herdr, &bin, &bin_label);
     let bin_ok = runs.status == Status::Pass;
     checks.push(runs);
     if bin_ok {
-        checks.extend(identity_checks(&herdr, pane.as_deref()));
+        checks.extend(identity_checks(&herdr, pane.as_deref(), &bin_label));
     } else {
         for name in ["self record", "agent name", "peers"] {
-            checks.push(skip(name, "skipped: the herdr binary does not run"));
+            checks.push(skip(name, "skipped: no working herdr binary"));
         }
     }
     checks.push(shim_check());

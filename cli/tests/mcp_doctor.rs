@@ -652,3 +652,91 @@ fn doctor_recognises_gemini_and_qwen_and_checks_their_setup() {
         );
     }
 }
+
+/// Herdr unusable: doctor names the cause in one line with its fix — the server is not running
+/// at its socket, the server and the binary speak different protocols, HERDR_BIN_PATH is not
+/// Herdr.
+#[test]
+fn doctor_names_why_herdr_is_unusable() {
+    let w = World::new(WORLD);
+    let sock = w.dir.join("h.sock").display().to_string();
+    let mut env = w.inside();
+    env.push(("HERDR_SOCKET_PATH".into(), sock.clone()));
+
+    w.fake(&["server", "stop"]);
+    let (code, lines) = doctor(&env, &[]);
+    assert_eq!(code, 1);
+    assert!(
+        line(&lines, "herdr binary").starts_with("PASS "),
+        "{lines:#?}"
+    );
+    assert_eq!(
+        line(&lines, "self record"),
+        format!("FAIL self record: agent get w1:p1: the Herdr server is not running at {sock}; fix: start or attach it (`herdr`), then retry")
+    );
+
+    w.fake(&["server", "start"]);
+    w.fake(&["server", "protocol", "22"]);
+    let (_, lines) = doctor(&env, &[]);
+    let self_line = line(&lines, "self record");
+    assert!(
+        self_line.starts_with(
+            "FAIL self record: agent get w1:p1: the Herdr server and HERDR_BIN_PATH ("
+        ),
+        "{self_line}"
+    );
+    assert!(
+        self_line.contains("speak different protocols (client protocol 19 is older than server protocol 22); fix: "),
+        "{self_line}"
+    );
+    w.fake(&["server", "protocol", "18"]);
+    let (_, lines) = doctor(&env, &[]);
+    assert!(
+        line(&lines, "self record").ends_with("fix: restart Herdr (`herdr server stop`, then `herdr`; stopping ends the agents in its panes)"),
+        "{lines:#?}"
+    );
+    w.fake(&["server", "protocol", "--unset"]);
+
+    // Something that is not Herdr: it answers neither `--version` nor `agent get` as Herdr does.
+    let script = w.dir.join("not-herdr");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho \"not-herdr: unknown command '$1'\" >&2\nexit 2\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.retain(|(k, _)| k != "HERDR_BIN_PATH");
+    env.push(("HERDR_BIN_PATH".into(), script.display().to_string()));
+    let (code, lines) = doctor(&env, &[]);
+    assert_eq!(code, 1);
+    let bin = line(&lines, "herdr binary");
+    assert!(
+        bin.starts_with(&format!(
+            "FAIL herdr binary: HERDR_BIN_PATH ({}) is not Herdr",
+            script.display()
+        )),
+        "{bin}"
+    );
+    assert!(
+        bin.ends_with("fix: point HERDR_BIN_PATH at the herdr binary"),
+        "{bin}"
+    );
+    // One that answers `--version` as something else.
+    let ls = ["/bin/ls", "/usr/bin/ls"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).is_file())
+        .unwrap();
+    env.retain(|(k, _)| k != "HERDR_BIN_PATH");
+    env.push(("HERDR_BIN_PATH".into(), ls.into()));
+    let (_, lines) = doctor(&env, &[]);
+    let bin = line(&lines, "herdr binary");
+    assert!(
+        bin.starts_with(&format!(
+            "FAIL herdr binary: HERDR_BIN_PATH ({ls}) is not Herdr (`--version` printed"
+        )),
+        "{bin}"
+    );
+    for l in &lines {
+        assert!(!l.contains('\n'));
+    }
+}

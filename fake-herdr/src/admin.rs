@@ -14,7 +14,7 @@ use crate::state::{Fault, Pane, Paths, State, Tab, Workspace};
 use crate::submit::now_us;
 
 const USAGE: &str =
-    "usage: herdr fake init|world|agent|move|focus|fault|faults|config|env|prompts|log|dump ...";
+    "usage: herdr fake init|world|agent|move|focus|fault|faults|config|server|env|prompts|log|dump ...";
 const STATUSES: [&str; 5] = ["idle", "working", "blocked", "done", "unknown"];
 
 /// Declarative world (stdin of `herdr fake world`).
@@ -167,6 +167,10 @@ pub fn run(args: &[String]) -> Outcome {
                 "fault" => fake_fault(&mut st, rest),
                 "faults" => fake_faults(&mut st, rest),
                 "config" => fake_config(&mut st, rest),
+                "server" => match Settings::resolve(Some(&st.config)) {
+                    Ok(settings) => crate::server::admin(&mut st.server, settings.version, rest),
+                    Err(e) => Err(Outcome::usage(format!("fake herdr: {e}"))),
+                },
                 "env" => fake_env(&st, rest),
                 _ => Err(Outcome::usage(USAGE)),
             };

@@ -847,14 +847,26 @@ fn parse_report(rest: &[String]) -> Result<Cmd, Outcome> {
     })
 }
 
-/// `server_not_running` line (id first, as the CLI prints it).
-pub fn server_not_running(id: &str, env: &Env) -> Outcome {
+/// Herdr's `server_not_running` message for the socket the CLI resolved.
+pub fn no_server_message(env: &Env) -> String {
     let (sock, hint) = env.socket();
-    let msg = format!("no herdr server is running at {sock}; run `{hint}` to start or attach it");
+    format!("no herdr server is running at {sock}; run `{hint}` to start or attach it")
+}
+
+/// `server_not_running` line (id first, as the CLI's `main` prints it).
+pub fn server_not_running(id: &str, env: &Env) -> Outcome {
+    typed_error(id, "server_not_running", &no_server_message(env))
+}
+
+/// A typed error the CLI prints from its `ErrorResponse` struct (`server_not_running`,
+/// `protocol_mismatch`): `{"id":..,"error":{"code":..,"message":..}}`, `id` first, on stderr,
+/// exit 1.
+pub fn typed_error(id: &str, code: &str, message: &str) -> Outcome {
     let line = format!(
-        "{{\"id\":{},\"error\":{{\"code\":\"server_not_running\",\"message\":{}}}}}\n",
+        "{{\"id\":{},\"error\":{{\"code\":{},\"message\":{}}}}}\n",
         sorted::to_sorted(&json!(id)),
-        sorted::to_sorted(&json!(msg))
+        sorted::to_sorted(&json!(code)),
+        sorted::to_sorted(&json!(message))
     );
     Outcome {
         stderr: line.into_bytes(),

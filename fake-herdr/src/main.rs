@@ -7,6 +7,7 @@ mod admin;
 mod cli;
 mod ids;
 mod kinds;
+mod server;
 mod settings;
 mod sorted;
 mod state;
@@ -237,9 +238,11 @@ fn poll_start(paths: &Paths, env: &Env, w: &StartWait) -> Outcome {
         let Ok(_g) = paths.lock() else {
             return fail("agent_start_transport_failed", "lock failed".into());
         };
+        // The server gone while the CLI waits: Herdr prints the error through a JSON value,
+        // so with sorted keys.
         let mut st = match paths.load() {
-            Ok(Some(st)) => st,
-            _ => return cli::server_not_running(id, env),
+            Ok(Some(st)) if !st.server.stopped => st,
+            _ => return server::server_not_running_sorted(id, env),
         };
         let lost = || {
             fail(
@@ -345,14 +348,21 @@ fn execute(
     match cli::parse(args, env) {
         Parsed::Done(o) => o.into(),
         Parsed::Server(id, cmd) => match loaded {
-            Some(Ok(Some(st))) => cli::run(&id, cmd, st, env),
+            // The CLI meets the server (its ping) only once the command line parsed.
+            Some(Ok(Some(st))) => {
+                match server::refusal(&id, &st.server, env.settings.version, env) {
+                    Some(refused) => refused.into(),
+                    None => cli::run(&id, cmd, st, env),
+                }
+            }
             Some(Err(e)) => Outcome {
                 stderr: format!("fake herdr: {e}\n").into_bytes(),
                 code: 1,
                 ..Outcome::default()
             }
             .into(),
-            _ => cli::server_not_running(&id, env).into(),
+            _ => cli::server_not_running(server::first_request_id(&id, env.settings.version), env)
+                .into(),
         },
     }
 }

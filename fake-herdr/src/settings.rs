@@ -53,10 +53,13 @@ impl Version {
         self == Version::V090
     }
 
-    /// The socket protocol number (`PROTOCOL_VERSION`): 20 in 0.8.x, 22 in 0.9.0.
+    /// The socket protocol number of the played CLI and server (`PROTOCOL_VERSION`): 19 in
+    /// 0.8.0 and 20 in 0.8.2 (both read off the real servers: each refuses the other's CLI with
+    /// `protocol_mismatch`), 22 in 0.9.0 (its source).
     pub fn protocol(self) -> u32 {
         match self {
-            Version::V080 | Version::V082 => 20,
+            Version::V080 => 19,
+            Version::V082 => 20,
             Version::V090 => 22,
         }
     }

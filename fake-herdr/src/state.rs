@@ -412,6 +412,10 @@ pub struct State {
     /// the CLI call waiting for one answers `agent_prompt_failed`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lost_submissions: Vec<String>,
+    /// The simulated server (`herdr fake server`): running or stopped, its protocol; see
+    /// server.rs.
+    #[serde(default)]
+    pub server: Server,
     /// Submissions pressed while loading, logged when this state is saved (never stored).
     #[serde(skip)]
     pub submitted: RefCell<Vec<Value>>,
@@ -419,6 +423,18 @@ pub struct State {
 
 /// How many lost submission ids the state keeps.
 pub const LOST_CAP: usize = 4096;
+/// The Herdr server the CLI meets (part of the state; a fresh world has a running server of the
+/// played version's protocol). What the CLI answers in each state is in server.rs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Server {
+    /// Stopped: every socket command answers `server_not_running`; the world is kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
+    /// The server's protocol, when it is not the CLI's own (Herdr upgraded or downgraded while
+    /// its server runs): every socket command answers `protocol_mismatch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<u32>,
+}
 
 /// Location of a pane: (workspace index, tab index, pane index).
 pub type Loc = (usize, usize, usize);
@@ -479,6 +495,7 @@ impl State {
             faults: Vec::new(),
             config: BTreeMap::new(),
             lost_submissions: Vec::new(),
+            server: Server::default(),
             submitted: RefCell::default(),
         }
     }

@@ -6,38 +6,40 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use crate::error::LinkError;
-use crate::herdr::{CliFailure, Herdr};
+use crate::herdr::{CliFailure, Herdr, Unavailable};
 use crate::identity::{same_workspace, self_context, target_context, TargetContext};
 use crate::limits::{encoded_len_upto, message_over_limit, MAX_ARG_STRLEN, MAX_MESSAGE_BYTES};
 use crate::ops::delivery;
 use crate::protocol::{check_message, is_valid_agent_name, Envelope};
 use crate::turn::{self, Delivery};
 
-/// Sends `message` to `to`: the input first (size limit, recipient name rule, blank or NUL
-/// message), so no Herdr call (not even the self-identity bootstrap's rename) happens for a send
-/// that could not travel; then fresh self and target records, the same-workspace guard, and, in
-/// the receiver's turn, one `agent prompt <to> <wrapper>`. "sent" means Herdr accepted delivery,
-/// nothing more.
+/// Sends `message` to `to`: the input first (recipient name rule, then a message that is
+/// missing, over the size limit, blank or holds a NUL), so no Herdr call (not even the
+/// self-identity bootstrap's rename) happens for a send that could not travel; then fresh self
+/// and target records, the same-workspace guard, and, in the receiver's turn, one
+/// `agent prompt <to> <wrapper>`. "sent" means Herdr accepted delivery, nothing more.
 pub fn send(
     herdr: &Herdr,
     turns: &turn::Record,
     pane: &str,
     to: &str,
-    message: &str,
+    message: Option<&str>,
 ) -> Result<Value, LinkError> {
+    // The recipient first, then the payload: a message to nobody is PEER_NOT_FOUND whatever
+    // its size (or its absence).
+    if !is_valid_agent_name(to) {
+        return Err(LinkError::PeerNotFound(
+            "target agent is not a live peer".into(),
+        ));
+    }
+    let message = message
+        .ok_or_else(|| LinkError::SendFailed("`message` is missing or not a string".into()))?;
     if message_over_limit(message) {
         return Err(LinkError::SendFailed(format!(
             "message is over the limit of {MAX_MESSAGE_BYTES} bytes as the envelope encodes it ({}+ bytes; {} characters given); nothing was sent",
             encoded_len_upto(message, MAX_MESSAGE_BYTES),
             message.chars().count()
         )));
-    }
-    // In the order the checks had when they ran after the self lookup: the recipient, then
-    // the payload.
-    if !is_valid_agent_name(to) {
-        return Err(LinkError::PeerNotFound(
-            "target agent is not a live peer".into(),
-        ));
     }
     check_message(message)?;
     let me = self_context(herdr, pane)?;
@@ -80,16 +82,17 @@ fn deliver(
     // Herdr typed the text (or may have, or may yet): when its Enter is due.
     match &result {
         Ok(_) => turn.delivered(Delivery::Answered(started.elapsed())),
-        Err(CliFailure::Transport(_) | CliFailure::TimedOut(_)) => {
-            turn.delivered(Delivery::BrokeOff)
-        }
+        Err(CliFailure::Unavailable { .. }) => turn.delivered(Delivery::BrokeOff),
         Err(_) => {}
     }
     drop(turn);
     match result {
         Ok(_) => Ok(()),
-        Err(CliFailure::TimedOut(d)) => Err(LinkError::SendUnconfirmed(format!(
-            "{d}; Herdr may still type the message"
+        Err(CliFailure::Unavailable {
+            cause: Unavailable::TimedOut,
+            detail,
+        }) => Err(LinkError::SendUnconfirmed(format!(
+            "{detail}; Herdr may still type the message"
         ))),
         Err(f) => Err(f.classify(LinkError::SendFailed)),
     }

@@ -215,6 +215,12 @@ pub fn herdr_version() -> String {
         .unwrap_or_else(|| "0.8.0".to_string())
 }
 
+/// Makes a script the test wrote executable (mode 0755).
+pub fn make_executable(p: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 /// A fresh fake-Herdr world in its own temporary directory.
 pub struct World {
     pub dir: PathBuf,

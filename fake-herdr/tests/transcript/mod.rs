@@ -227,14 +227,21 @@ impl Target {
         }
     }
 
-    /// One output stream: a JSON line becomes its normalised value, anything else its text.
+    /// One output stream: a JSON line becomes its normalised value, anything else its text. A
+    /// line whose top-level keys are not in sorted order (Herdr's typed `server_not_running` and
+    /// `protocol_mismatch` lines print `id` first) also keeps that order, as `key_order`.
     fn stream(&self, s: &str) -> Value {
         if s.is_empty() {
             return Value::Null;
         }
         match serde_json::from_str::<Value>(s.trim_end()) {
             Ok(v) if s.ends_with('\n') && s.trim_end().lines().count() == 1 => {
-                json!({"json": self.json(&v)})
+                let mut out = json!({"json": self.json(&v)});
+                let order = top_level_keys(s.trim_end());
+                if !order.windows(2).all(|w| w[0] <= w[1]) {
+                    out["key_order"] = json!(order);
+                }
+                out
             }
             _ => json!({"text": self.text(s)}),
         }
@@ -271,6 +278,9 @@ pub enum Step {
     Together { runs: Vec<Vec<String>> },
     /// Sleep (let Herdr's own delays pass).
     Sleep { ms: u64 },
+    /// Stop the server (real: `herdr server stop`, then wait until the CLI no longer reaches it;
+    /// fake: `herdr fake server stop`). Every later socket command meets no server.
+    ServerStop,
     /// The lines the agent in `pane` has been given. `any_order`: each line's characters
     /// sorted, for prompts sent at the same moment (which one is typed first is itself a race;
     /// the fact is whether they became one line).
@@ -295,6 +305,7 @@ impl Step {
             } => json!({"op": "wait", "argv": argv, "path": path, "is": is, "limit_ms": limit_ms}),
             Step::Together { runs } => json!({"op": "together", "runs": runs}),
             Step::Sleep { ms } => json!({"op": "sleep", "ms": ms}),
+            Step::ServerStop => json!({"op": "server_stop"}),
             Step::Inbox { pane, any_order } => {
                 json!({"op": "inbox", "pane": pane, "any_order": any_order})
             }
@@ -340,6 +351,7 @@ impl Step {
             "sleep" => Step::Sleep {
                 ms: line["ms"].as_u64().unwrap(),
             },
+            "server_stop" => Step::ServerStop,
             "inbox" => Step::Inbox {
                 pane: line["pane"].as_str().unwrap().to_string(),
                 any_order: line["any_order"].as_bool().unwrap_or(false),
@@ -397,6 +409,28 @@ impl Step {
                 std::thread::sleep(Duration::from_millis(*ms));
                 Value::Null
             }
+            Step::ServerStop => {
+                match t.kind {
+                    Kind::Fake => {
+                        let r = t.raw(&argv(&["fake", "server", "stop"]), None);
+                        assert_eq!(r.exit, Some(0), "fake server stop: {}", r.stderr);
+                    }
+                    Kind::Real => {
+                        let r = t.raw(&argv(&["server", "stop"]), None);
+                        assert_eq!(r.exit, Some(0), "herdr server stop: {}", r.stderr);
+                        let end = Instant::now() + Duration::from_secs(15);
+                        while !t
+                            .raw(&argv(&["agent", "list"]), None)
+                            .stderr
+                            .contains("server_not_running")
+                        {
+                            assert!(Instant::now() < end, "the server did not stop");
+                            std::thread::sleep(Duration::from_millis(100));
+                        }
+                    }
+                }
+                Value::Null
+            }
             Step::Inbox { pane, any_order } => {
                 let mut lines = t.inbox(pane);
                 if *any_order {
@@ -410,6 +444,31 @@ impl Step {
             }
         }
     }
+}
+
+/// The top-level keys of a JSON object, in the order the text has them (empty for anything
+/// else).
+fn top_level_keys(text: &str) -> Vec<String> {
+    struct Keys(Vec<String>);
+    impl<'de> serde::de::Visitor<'de> for Keys {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            mut self,
+            mut m: A,
+        ) -> Result<Self::Value, A::Error> {
+            while let Some((k, _)) = m.next_entry::<String, serde::de::IgnoredAny>()? {
+                self.0.push(k);
+            }
+            Ok(self.0)
+        }
+    }
+    use serde::Deserializer;
+    serde_json::Deserializer::from_str(text)
+        .deserialize_map(Keys(Vec::new()))
+        .unwrap_or_default()
 }
 
 fn argv(words: &[&str]) -> Vec<String> {
@@ -903,6 +962,76 @@ pub fn corpus(version: &str) -> Vec<(String, Step)> {
 
     // --- the end state
     c.run("agent list at the end", &["agent", "list"]);
+
+    // --- no server: every command Link runs meets `server_not_running` (after its command line
+    // parsed: usage errors and an unknown kind come first; `--version` needs no server)
+    c.step("the server stops", Step::ServerStop);
+    for (note, words) in [
+        ("no server: agent get", &["agent", "get", "worker"][..]),
+        ("no server: agent list", &["agent", "list"]),
+        (
+            "no server: agent prompt",
+            &["agent", "prompt", "worker", "hello"],
+        ),
+        (
+            "no server: agent rename",
+            &["agent", "rename", "w1:p3", "nova"],
+        ),
+        (
+            "no server: agent start",
+            &[
+                "agent", "start", "nova", "--kind", "pi", "--pane", "w1:p4", "--",
+            ],
+        ),
+        ("no server: pane get", &["pane", "get", "w1:p1"]),
+        (
+            "no server: pane list",
+            &["pane", "list", "--workspace", "w1"],
+        ),
+        (
+            "no server: pane split",
+            &[
+                "pane",
+                "split",
+                "w1:p4",
+                "--direction",
+                "right",
+                "--cwd",
+                "$ROOT/alpha",
+                "--no-focus",
+            ],
+        ),
+        ("no server: pane close", &["pane", "close", "w1:p4"]),
+        (
+            "no server: tab create",
+            &[
+                "tab",
+                "create",
+                "--workspace",
+                "w1",
+                "--cwd",
+                "$ROOT/alpha",
+                "--label",
+                "side",
+                "--no-focus",
+            ],
+        ),
+        ("no server: tab close", &["tab", "close", "w1:t2"]),
+        (
+            "no server: a named session",
+            &["--session", "work", "agent", "list"],
+        ),
+        (
+            "no server: an unknown kind is refused first",
+            &[
+                "agent", "start", "nova", "--kind", "nosuch", "--pane", "w1:p4", "--",
+            ],
+        ),
+        ("no server: a usage error comes first", &["agent", "get"]),
+        ("no server: --version", &["--version"]),
+    ] {
+        c.run(note, words);
+    }
     c.0
 }
 

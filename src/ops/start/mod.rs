@@ -225,12 +225,12 @@ fn launch(
     match herdr.agent_start(name, &variant.kind, &allocation.pane_id, &variant.args) {
         Ok(_) => Ok(json!({"status": "started", "agent": name, "kind": variant.kind})),
         Err(f) => {
-            allocation.roll_back(herdr);
-            Err(match f {
+            let primary = match f {
                 // agent_not_found here means the launch failed, not that a peer is missing.
                 f if f.is_code("agent_not_found") => LinkError::StartFailed(f.detail()),
                 f => f.classify(LinkError::StartFailed),
-            })
+            };
+            Err(allocation.roll_back(herdr, primary))
         }
     }
 }

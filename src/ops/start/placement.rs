@@ -3,7 +3,7 @@
 
 use crate::error::LinkError;
 use crate::herdr::records::{created_tab_id, pane_list, PaneRecord};
-use crate::herdr::Herdr;
+use crate::herdr::{CliFailure, Herdr};
 use crate::identity::{same_workspace, target_context};
 
 /// What this start created, and the pane to launch in.
@@ -19,13 +19,30 @@ enum Undo {
 }
 
 impl Allocation {
-    /// Best-effort: close exactly the tab or pane this call created; errors are swallowed so the
-    /// primary error stays the one reported.
-    pub fn roll_back(&self, herdr: &Herdr) {
-        let _ = match &self.undo {
+    /// Closes exactly the tab or pane this call created, after `primary` made the start fail,
+    /// and returns the error to report: `primary`, unless the rollback found Herdr unavailable
+    /// (then NOT_IN_HERDR: the truth is that Herdr is gone, and what was made may still be there).
+    pub fn roll_back(&self, herdr: &Herdr, primary: LinkError) -> LinkError {
+        let undone = match &self.undo {
             Undo::CloseTab(tab) => herdr.tab_close(tab),
             Undo::ClosePane(pane) => herdr.pane_close(pane),
         };
+        after_rollback(primary, undone)
+    }
+}
+
+/// The error of a start whose rollback gave `undone`: a rollback that found Herdr unavailable
+/// makes it NOT_IN_HERDR; any other rollback failure leaves `primary` as it is.
+fn after_rollback(primary: LinkError, undone: Result<serde_json::Value, CliFailure>) -> LinkError {
+    match undone {
+        Err(f) if f.unavailable_cause().is_some() && primary.code() != "NOT_IN_HERDR" => {
+            LinkError::NotInHerdr(format!(
+                "{}; the rollback failed: {}",
+                primary.detail(),
+                f.detail()
+            ))
+        }
+        _ => primary,
     }
 }
 
@@ -70,10 +87,7 @@ pub fn new_tab(
             pane_id,
             undo: Undo::CloseTab(tab),
         }),
-        Err(e) => {
-            let _ = herdr.tab_close(&tab);
-            Err(e)
-        }
+        Err(e) => Err(after_rollback(e, herdr.tab_close(&tab))),
     }
 }
 
