@@ -1,14 +1,450 @@
-//! Analysis of one simple command: skips assignments, reserved words and
-//! wrappers, recognises Herdr and judges its argv, and re-parses the scripts
-//! handed to shells, `eval`, `env -S`, `watch`, `find -exec` and `xargs`.
+//! Analysis of the commands the lexer hands up: skips assignments, reserved
+//! words and wrappers, recognises Herdr and judges its argv by the wait
+//! policy, and reads again the scripts handed to shells, `eval`, `env -S`,
+//! `watch`, `find -exec` and `xargs` (with a new [`Lexer`] each: the
+//! analysis calls the lexer, never the other way round).
 
-use super::lexer::{Alias, Analysis, Parser, Stop, R};
-use super::policy;
-use super::resolve::{self, Form, Pending, UseKind, Value, Values};
-use super::words::{pat_match, ASSIGN, BRACE, DYN, HVAR, NODASH, QUOTED, SPLIT, S_ANY, W};
+use super::expand::{
+    basename, brace_expand, command_opts, command_script, env_split_words, is_name, join, join_raw,
+    push_quoted, skip_opts, substituted, with_substitutions, ANY,
+};
+use super::fallback;
+use super::lexer::{self, closes_compound, is_name_char, End, Lexer, Simple, Sink, Stop, Text, R};
+use super::policy::{self, Verdict};
+use super::resolve::{self, Allowed, Form, Pending, UseKind, Value, Values};
+use super::words::{pat_match, ASSIGN, BRACE, DYN, HERESTR, HVAR, NODASH, QUOTED, SPLIT, S_ANY, W};
 
-/// A word standing for one unknown argument.
-const ANY: &[u8] = &[S_ANY];
+/// Work allowed for re-analysis (re-parsed scripts, heredoc bodies, rebuilt
+/// word lists), as a multiple of the input length plus a constant. Beyond
+/// it the word-sequence rule decides, which keeps chains such as
+/// `eval eval eval ...` linear.
+const BUDGET_FACTOR: usize = 2;
+const BUDGET_BASE: usize = 64 * 1024;
+
+/// An alias the input defines.
+#[derive(Debug, Clone)]
+struct Alias {
+    name: Vec<u8>,
+    value: Vec<u8>,
+    /// Depth of the script that defined it (or ran the script that did).
+    owner: u32,
+    /// Defined on the line being read by its owner, so not yet in effect
+    /// there (bash expands aliases when it reads a line, before running it).
+    pending: bool,
+}
+
+impl Alias {
+    /// Whether a command read by a script at `depth` sees the alias: from
+    /// the owner's next line, or in any script read later (`eval`, ...).
+    fn usable_at(&self, depth: u32) -> bool {
+        !self.pending || self.owner < depth
+    }
+}
+
+/// What the analysis found in one text (the whole input, or a script read
+/// again from a word): its verdict and how sure it is, and the state of its
+/// compound commands.
+#[derive(Debug)]
+struct Frame {
+    /// Strongest verdict found so far.
+    verdict: Verdict,
+    /// The command run comes from text the analysis cannot follow exactly
+    /// (a shell reading a pipe, a command word from a substitution or a
+    /// variable, an alias, ...): the whole text is also judged by the loose
+    /// word-sequence rule.
+    loose: bool,
+    /// Verdict and loose flag as of the last complete top-level command
+    /// (what bash has run when it meets a syntax error after it).
+    committed: (Verdict, bool),
+    /// Open compound commands, innermost last: `i` if (before `then`), `t`
+    /// then/elif body, `e` else body, `w` while/until/for/select (before
+    /// `do`), `d` do body, `c` case, `{` brace group.
+    open: Vec<u8>,
+    /// Inside a command made up by the analysis (`xargs CMD`, `find -exec`):
+    /// reserved words there are plain command names.
+    made_up: u32,
+}
+
+impl Frame {
+    fn new() -> Frame {
+        Frame {
+            verdict: Verdict::Allow,
+            loose: false,
+            committed: (Verdict::Allow, false),
+            open: Vec::new(),
+            made_up: 0,
+        }
+    }
+}
+
+/// The analysis of one input: the [`Sink`] the lexer hands its commands to.
+pub(super) struct Analysis {
+    /// The text being read now.
+    frame: Frame,
+    /// Nesting depth of the command being analysed.
+    depth: u32,
+    /// That command stands inside a command or process substitution.
+    in_subst: bool,
+    /// Which static evaluations the text being read allows (see
+    /// [`super::resolve`]).
+    allowed: Allowed,
+    /// A re-parsed script allows less than its parent did (e.g. an escaped
+    /// `\x65cho() {...}` in a `$'...'` script): resolutions made before it
+    /// was seen may be wrong, so the caller judges again without any.
+    restricted_below: bool,
+    /// A static evaluation was used.
+    resolved_any: bool,
+    /// The input defines a function or an alias, whose body a producer
+    /// judged by [`Analysis::dyn_text`] may call.
+    defines_fn: bool,
+    /// [`Analysis::dyn_text`] judged only part of the input.
+    dyn_partial: bool,
+    /// Shells found reading their standard input.
+    bare_count: u32,
+    /// The plain value of the current command's here-string (for `read`).
+    herestr: Option<Vec<u8>>,
+    /// Aliases defined so far.
+    aliases: Vec<Alias>,
+    /// Values assigned anywhere in the input, and the uses waiting for them.
+    values: Values,
+    /// Remaining re-analysis work.
+    budget: usize,
+    /// [`lexer::stack_mark`] when the analysis began.
+    stack_base: usize,
+}
+
+/// What one analysis of an input found.
+pub(super) struct Outcome {
+    /// The verdict.
+    pub(super) verdict: Verdict,
+    /// A resolution was used although a re-parsed script allowed less: the
+    /// caller judges again without static evaluation.
+    pub(super) doubtful: bool,
+}
+
+/// One analysis of `src` with the static evaluations `allowed` permits.
+pub(super) fn judge(src: &[u8], allowed: Allowed) -> Outcome {
+    let mut a = Analysis {
+        frame: Frame::new(),
+        depth: 0,
+        in_subst: false,
+        allowed,
+        restricted_below: false,
+        resolved_any: false,
+        defines_fn: false,
+        dyn_partial: false,
+        bare_count: 0,
+        herestr: None,
+        aliases: Vec::new(),
+        values: Values::default(),
+        budget: src.len().saturating_mul(BUDGET_FACTOR) + BUDGET_BASE,
+        stack_base: lexer::stack_mark(),
+    };
+    let result = Lexer::new(src, 0, a.stack_base, &mut a).script();
+    a.depth = 0;
+    a.finish(src, result)
+}
+
+impl Analysis {
+    /// The verdict once the text is read (with `result`): the uses of
+    /// values are settled, and the fallback rules applied where the text
+    /// could not be followed.
+    fn finish(mut self, src: &[u8], result: R) -> Outcome {
+        // Uses of values wait for the end, where every definition is known.
+        // What they add counts for the committed part too (they may stand
+        // before a syntax error).
+        let (verdict_before, loose_before) = (self.frame.verdict, self.frame.loose);
+        self.frame.verdict = Verdict::Allow;
+        self.frame.loose = false;
+        let result = match result {
+            Ok(()) | Err(Stop::Syntax) => {
+                let settled = self.settle();
+                if settled.is_err() {
+                    // Out of budget with uses left: the whole input, loosely.
+                    self.frame.loose = true;
+                }
+                settled.and(result)
+            }
+            other => {
+                if !self.values.pending.is_empty() {
+                    // Uses that were never settled: the whole input, loosely.
+                    self.frame.loose = true;
+                }
+                other
+            }
+        };
+        let f = &mut self.frame;
+        f.committed.0 = f.committed.0.max(f.verdict);
+        f.committed.1 |= f.loose;
+        f.verdict = f.verdict.max(verdict_before);
+        f.loose |= loose_before;
+        let doubtful = self.restricted_below && self.resolved_any;
+        // A producer judged on its own text may call a function or an alias
+        // defined elsewhere in the input: then the whole input is judged loosely.
+        let elsewhere = self.defines_fn && self.dyn_partial;
+        let f = &self.frame;
+        let verdict = if f.loose || elsewhere {
+            // The command run comes from text the analysis cannot follow:
+            // judge the whole text loosely.
+            f.verdict.max(fallback::loose_sequence(src))
+        } else {
+            f.verdict
+        };
+        let verdict = match result {
+            Err(Stop::Done) => Verdict::BlockEndTurn,
+            // Bash ran the complete commands before the syntax error, nothing after.
+            Err(Stop::Syntax) => {
+                let (v, committed_loose) = f.committed;
+                if committed_loose || elsewhere {
+                    v.max(fallback::loose_sequence(src))
+                } else {
+                    v
+                }
+            }
+            Ok(()) => verdict,
+            // Unparseable text or too deep a nesting: also apply the
+            // conservative word-sequence rule (the loose one was applied above
+            // when a command came from text the analysis could not follow).
+            Err(_) => verdict.max(fallback::word_sequence(src)),
+        };
+        Outcome { verdict, doubtful }
+    }
+
+    /// Raises the verdict. The analysis goes on to the end of the line even
+    /// after the strongest verdict: a syntax error later on the line means
+    /// bash runs none of it.
+    fn bump(&mut self, v: Verdict) -> R {
+        self.frame.verdict = self.frame.verdict.max(v);
+        Ok(())
+    }
+
+    /// More than the allowed stack is in use.
+    fn stack_low(&self) -> bool {
+        lexer::stack_low(self.stack_base)
+    }
+
+    /// Analyses `text` as a script (`script`) or as an expanding heredoc
+    /// body, one level deeper, and merges the findings.
+    fn sub_parse(&mut self, text: &[u8], script: bool) -> R {
+        if self.depth + 1 > lexer::MAX_DEPTH || self.stack_low() {
+            return Err(Stop::TooDeep);
+        }
+        self.spend(text.len())?;
+        let depth = self.depth;
+        let parent_allowed = self.allowed;
+        self.allowed = parent_allowed.and(Allowed::for_input(text));
+        self.restricted_below |= self.allowed != parent_allowed;
+        let parent = std::mem::replace(&mut self.frame, Frame::new());
+        let (base, stack) = (depth + 1, self.stack_base);
+        let result = {
+            let lexer = Lexer::new(text, base, stack, self);
+            if script {
+                lexer.script()
+            } else {
+                lexer.expanding_body()
+            }
+        };
+        let sub = std::mem::replace(&mut self.frame, parent);
+        self.allowed = parent_allowed;
+        self.depth = depth;
+        for a in self.aliases.iter_mut().filter(|a| a.owner > depth) {
+            // Defined by a script this one ran (`eval 'alias ...'`): in
+            // effect from this script's next line.
+            a.owner = depth;
+            a.pending = true;
+        }
+        if result == Err(Stop::Syntax) {
+            // That shell runs what came before the error, then stops.
+            self.frame.verdict = self.frame.verdict.max(sub.committed.0);
+            self.frame.loose |= sub.committed.1;
+            return Ok(());
+        }
+        self.frame.verdict = self.frame.verdict.max(sub.verdict);
+        self.frame.loose |= sub.loose;
+        result
+    }
+
+    /// Judges text that produces a command the analysis cannot follow (a
+    /// substitution's output, a script on a pipe): by the loose rule over
+    /// that text, or over the whole input when it uses values defined
+    /// elsewhere (`$NAME`, `"$@"`).
+    fn dyn_text(&mut self, raw: &[u8]) -> R {
+        let uses_values = raw.is_empty()
+            || raw.iter().enumerate().any(|(k, &c)| {
+                c == S_ANY
+                    || (c == b'$'
+                        && raw.get(k + 1).is_some_and(|&n| {
+                            is_name_char(n)
+                                || matches!(n, b'{' | b'@' | b'*' | b'#' | b'?' | b'!' | b'-')
+                        }))
+            });
+        if uses_values {
+            self.frame.loose = true;
+            Ok(())
+        } else {
+            self.dyn_partial = true;
+            self.bump(fallback::loose_sequence(raw))
+        }
+    }
+
+    /// Follows a reserved word at command position through the open
+    /// compound commands; a word out of place is a syntax error. Inside a
+    /// `case` (where patterns sit at command position) nothing is checked.
+    fn reserved_word(&mut self, w: &[u8]) -> R {
+        if self.frame.made_up > 0 {
+            return Ok(());
+        }
+        let open = &mut self.frame.open;
+        let top = open.last().copied();
+        let ok = match w {
+            b"if" => {
+                open.push(b'i');
+                true
+            }
+            b"while" | b"until" | b"for" | b"select" => {
+                open.push(b'w');
+                true
+            }
+            b"case" => {
+                open.push(b'c');
+                true
+            }
+            b"{" => {
+                open.push(b'{');
+                true
+            }
+            b"then" | b"elif" | b"else" | b"fi" | b"do" | b"done" | b"esac" | b"}" => {
+                let (need, next): (&[u8], Option<u8>) = match w {
+                    b"then" => (b"i", Some(b't')),
+                    b"elif" => (b"t", Some(b'i')),
+                    b"else" => (b"t", Some(b'e')),
+                    b"fi" => (b"te", None),
+                    b"do" => (b"w", Some(b'd')),
+                    b"done" => (b"d", None),
+                    b"esac" => (b"c", None),
+                    _ => (b"{", None),
+                };
+                match top {
+                    Some(t) if need.contains(&t) => {
+                        open.pop();
+                        if let Some(n) = next {
+                            open.push(n);
+                        }
+                        true
+                    }
+                    Some(b'c') => true,
+                    _ => false,
+                }
+            }
+            _ => true,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Stop::Syntax)
+        }
+    }
+
+    /// Takes `cost` from the re-analysis budget.
+    fn spend(&mut self, cost: usize) -> R {
+        match self.budget.checked_sub(cost) {
+            Some(rest) => {
+                self.budget = rest;
+                Ok(())
+            }
+            None => Err(Stop::TooDeep),
+        }
+    }
+}
+
+impl Sink for Analysis {
+    fn command(&mut self, cmd: &Simple<'_>) -> R<bool> {
+        self.depth = cmd.depth;
+        self.in_subst = cmd.in_subst;
+        self.herestr = cmd
+            .redirs
+            .iter()
+            .find(|w| w.f & HERESTR != 0 && w.f & DYN == 0)
+            .map(|w| w.b.to_vec());
+        let bare_shell = self.command(cmd.words);
+        self.herestr = None;
+        if !bare_shell? {
+            return Ok(false);
+        }
+        self.bare_count = self.bare_count.saturating_add(1);
+        // Standard input from a pipe or from an unknown file (`< <(...)`,
+        // `< "$f"`): the script cannot be seen.
+        if cmd.piped_in {
+            if let Some(scripts) = self.produced(cmd.producer) {
+                // `echo '...' | bash`: the script is known.
+                self.resolved_any = true;
+                for script in scripts {
+                    self.sub_parse(&script, true)?;
+                }
+            } else if cmd.pipeline.windows(2).any(|w| w == b"<<") {
+                // A here-document's body comes after this line.
+                self.frame.loose = true;
+            } else if closes_compound(cmd.producer) {
+                // `{ ...; } | bash`, `for ...; done | sh`: the producer
+                // starts before this simple command's text.
+                self.frame.loose = true;
+            } else {
+                self.dyn_text(cmd.pipeline)?;
+            }
+        }
+        for w in cmd.redirs {
+            if w.f & HERESTR == 0 && w.f & DYN != 0 {
+                self.script_file(w.raw)?;
+            }
+        }
+        for w in cmd.redirs.iter().filter(|w| w.f & HERESTR != 0) {
+            self.sub_parse(w.b, true)?;
+        }
+        Ok(true)
+    }
+
+    fn end(&mut self, _end: End) {}
+
+    fn line(&mut self, depth: u32) -> R {
+        if !self.frame.open.is_empty() {
+            return Ok(());
+        }
+        self.frame.committed = (self.frame.verdict, self.frame.loose);
+        for a in self.aliases.iter_mut().filter(|a| a.owner == depth) {
+            // Bash reads a whole line before running it: an alias works
+            // from the next line on.
+            a.pending = false;
+        }
+        if depth == 0 && self.frame.verdict == Verdict::BlockEndTurn {
+            // A complete line with a wait: nothing more to learn.
+            return Err(Stop::Done);
+        }
+        Ok(())
+    }
+
+    fn subshell(&mut self, _open: bool) {}
+
+    fn function(&mut self, name: &[u8]) {
+        self.defines_fn = true;
+        self.values.function(name);
+    }
+
+    fn assigns(&mut self, name: Option<&[u8]>) {
+        match name {
+            Some(n) => self.values.unknown(n),
+            None => self.values.all_unknown(),
+        }
+    }
+
+    fn text(&mut self, text: &[u8], kind: Text, depth: u32) -> R {
+        self.depth = depth;
+        self.sub_parse(text, kind != Text::HeredocBody)
+    }
+
+    fn spend(&mut self, cost: usize) -> R {
+        Analysis::spend(self, cost)
+    }
+}
 
 /// Shells whose `-c` script is analysed.
 const SHELLS: &[&[u8]] = &[
@@ -96,10 +532,6 @@ const BASH_BUILTINS: &[&[u8]] = &[
 /// Paths through which a shell or `source` reads its standard input.
 const STDIN_PATHS: &[&[u8]] = &[b"/dev/stdin", b"/dev/fd/0", b"/proc/self/fd/0"];
 
-/// Most words a brace expansion may produce before the analysis gives up
-/// on it (and judges the words as unknown).
-const BRACE_LIMIT: usize = 256;
-
 /// An unquoted reserved word that may come before a command.
 fn is_reserved(w: W<'_>) -> bool {
     w.plain()
@@ -129,270 +561,6 @@ fn is_reserved(w: W<'_>) -> bool {
         )
 }
 
-/// Bash brace expansion of one word's source text (quotes, `${...}`,
-/// `$(...)` and backquotes respected). `None` when it would produce more
-/// than [`BRACE_LIMIT`] words.
-pub(super) fn brace_expand(raw: &[u8]) -> Option<Vec<Vec<u8>>> {
-    let mut out = Vec::new();
-    expand_into(raw, &mut out, 0)?;
-    Some(out)
-}
-
-/// Index after the quoted or substituted part that starts at `i`, if one
-/// does (`'...'`, `"..."`, `\x`, `` `...` ``, `${...}`, `$(...)`).
-fn skip_quoted(raw: &[u8], i: usize) -> Option<usize> {
-    let find = |from: usize, close: u8| -> usize {
-        let mut k = from;
-        while k < raw.len() {
-            if raw[k] == b'\\' && close != b'\'' {
-                k += 2;
-                continue;
-            }
-            if raw[k] == close {
-                return k + 1;
-            }
-            k += 1;
-        }
-        raw.len()
-    };
-    let nest = |from: usize, open: u8, close: u8| -> usize {
-        let mut depth = 1u32;
-        let mut k = from;
-        while k < raw.len() {
-            match raw[k] {
-                b'\\' => k += 1,
-                c if c == open => depth += 1,
-                c if c == close => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return k + 1;
-                    }
-                }
-                _ => {}
-            }
-            k += 1;
-        }
-        raw.len()
-    };
-    match raw[i] {
-        b'\\' => Some((i + 2).min(raw.len())),
-        b'\'' => Some(find(i + 1, b'\'')),
-        b'"' => Some(find(i + 1, b'"')),
-        b'`' => Some(find(i + 1, b'`')),
-        b'$' => match raw.get(i + 1) {
-            Some(b'{') => Some(nest(i + 2, b'{', b'}')),
-            Some(b'(') => Some(nest(i + 2, b'(', b')')),
-            Some(b'\'') => Some(find(i + 2, b'\'')),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-fn expand_into(raw: &[u8], out: &mut Vec<Vec<u8>>, depth: u32) -> Option<()> {
-    if depth > 32 {
-        return None;
-    }
-    let mut i = 0;
-    while i < raw.len() {
-        if let Some(next) = skip_quoted(raw, i) {
-            i = next;
-            continue;
-        }
-        if raw[i] == b'{' {
-            // The matching `}` and the top-level commas.
-            let mut k = i + 1;
-            let mut level = 0u32;
-            let mut commas = Vec::new();
-            let mut close = None;
-            while k < raw.len() {
-                if let Some(next) = skip_quoted(raw, k) {
-                    k = next;
-                    continue;
-                }
-                match raw[k] {
-                    b'{' => level += 1,
-                    b'}' if level == 0 => {
-                        close = Some(k);
-                        break;
-                    }
-                    b'}' => level -= 1,
-                    b',' if level == 0 => commas.push(k),
-                    _ => {}
-                }
-                k += 1;
-            }
-            if let Some(close) = close {
-                let (prefix, suffix) = (&raw[..i], &raw[close + 1..]);
-                let mut alts: Vec<Vec<u8>> = Vec::new();
-                if !commas.is_empty() {
-                    let mut start = i + 1;
-                    for &c in commas.iter().chain(std::iter::once(&close)) {
-                        alts.push(raw[start..c].to_vec());
-                        start = c + 1;
-                    }
-                } else if let Some(seq) = sequence(&raw[i + 1..close]) {
-                    alts = seq?;
-                }
-                if !alts.is_empty() {
-                    for alt in alts {
-                        let mut t = Vec::with_capacity(prefix.len() + alt.len() + suffix.len());
-                        t.extend_from_slice(prefix);
-                        t.extend_from_slice(&alt);
-                        t.extend_from_slice(suffix);
-                        expand_into(&t, out, depth + 1)?;
-                        if out.len() > BRACE_LIMIT {
-                            return None;
-                        }
-                    }
-                    return Some(());
-                }
-            }
-        }
-        i += 1;
-    }
-    out.push(raw.to_vec());
-    (out.len() <= BRACE_LIMIT).then_some(())
-}
-
-/// A sequence expression `A..B[..STEP]` (integers or single letters):
-/// `None` when it is not one, `Some(None)` when it is too long.
-fn sequence(body: &[u8]) -> Option<Option<Vec<Vec<u8>>>> {
-    let text = std::str::from_utf8(body).ok()?;
-    let parts: Vec<&str> = text.split("..").collect();
-    if parts.len() < 2 || parts.len() > 3 {
-        return None;
-    }
-    let step: i64 = match parts.get(2) {
-        Some(s) => s.parse::<i64>().ok()?.checked_abs()?.max(1),
-        None => 1,
-    };
-    let (a, b, letters) = match (parts[0].parse::<i64>(), parts[1].parse::<i64>()) {
-        (Ok(a), Ok(b)) => (a, b, false),
-        _ => {
-            let (x, y) = (parts[0].as_bytes(), parts[1].as_bytes());
-            if x.len() != 1
-                || y.len() != 1
-                || !x[0].is_ascii_alphabetic()
-                || !y[0].is_ascii_alphabetic()
-            {
-                return None;
-            }
-            (i64::from(x[0]), i64::from(y[0]), true)
-        }
-    };
-    let count = (a - b).unsigned_abs() / step as u64 + 1;
-    if count > BRACE_LIMIT as u64 {
-        return Some(None);
-    }
-    let dir = if b >= a { step } else { -step };
-    let mut v = Vec::new();
-    let mut x = a;
-    for _ in 0..count {
-        v.push(if letters {
-            vec![x as u8]
-        } else {
-            x.to_string().into_bytes()
-        });
-        x += dir;
-    }
-    Some(Some(v))
-}
-
-/// The words of an `env -S` string: blanks separate, `'...'` and `"..."`
-/// quote, `\_` is a blank outside double quotes (a space inside), `\t`,
-/// `\n`, ... are characters, `\c` ends the string, `#` at the start of a
-/// word starts a comment, and `${NAME}` is an unknown value.
-pub(super) fn env_split_words(s: &[u8]) -> Vec<(Vec<u8>, u16)> {
-    let mut words = Vec::new();
-    let mut cur: Option<(Vec<u8>, u16)> = None;
-    let mut i = 0;
-    let mut dq = false;
-    let mut sq = false;
-    while i < s.len() {
-        let c = s[i];
-        i += 1;
-        if sq {
-            match c {
-                b'\'' => sq = false,
-                b'\\' if matches!(s.get(i), Some(b'\\' | b'\'')) => {
-                    cur.get_or_insert_with(Default::default).0.push(s[i]);
-                    i += 1;
-                }
-                _ => cur.get_or_insert_with(Default::default).0.push(c),
-            }
-            continue;
-        }
-        match c {
-            b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c' if !dq => {
-                if let Some(w) = cur.take() {
-                    words.push(w);
-                }
-            }
-            b'#' if !dq && cur.is_none() => break,
-            b'\'' if !dq => {
-                sq = true;
-                cur.get_or_insert_with(Default::default);
-            }
-            b'"' => {
-                dq = !dq;
-                cur.get_or_insert_with(Default::default);
-            }
-            b'$' if s.get(i) == Some(&b'{') => {
-                let end = s[i..]
-                    .iter()
-                    .position(|&x| x == b'}')
-                    .map_or(s.len(), |k| i + k + 1);
-                let w = cur.get_or_insert_with(Default::default);
-                w.0.push(S_ANY);
-                w.1 |= DYN;
-                i = end;
-            }
-            b'\\' => {
-                let Some(&e) = s.get(i) else { break };
-                i += 1;
-                let ch = match e {
-                    b'_' if !dq => {
-                        if let Some(w) = cur.take() {
-                            words.push(w);
-                        }
-                        continue;
-                    }
-                    b'_' => b' ',
-                    b'c' => break,
-                    b't' => b'\t',
-                    b'n' => b'\n',
-                    b'r' => b'\r',
-                    b'f' => 0x0c,
-                    b'v' => 0x0b,
-                    other => other,
-                };
-                cur.get_or_insert_with(Default::default).0.push(ch);
-            }
-            _ => cur.get_or_insert_with(Default::default).0.push(c),
-        }
-    }
-    if let Some(w) = cur.take() {
-        words.push(w);
-    }
-    words
-}
-
-/// A valid shell variable name.
-fn is_name(b: &[u8]) -> bool {
-    b.first()
-        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-}
-
-/// The part after the last `/`.
-fn basename(b: &[u8]) -> &[u8] {
-    match b.iter().rposition(|&c| c == b'/') {
-        Some(i) => &b[i + 1..],
-        None => b,
-    }
-}
-
 /// The classes of the wait policy that `w` may have once expanded. With
 /// `strict` (the command word is only possibly Herdr) a word that is not
 /// fully known counts only as an unknown word or a waiting option.
@@ -417,180 +585,7 @@ fn policy_classes(w: W<'_>, strict: bool) -> policy::Classes {
     set
 }
 
-/// Skips the options of a wrapper and returns the index of its command
-/// word. `with_arg` lists the short options taking an argument, `long_arg`
-/// the long ones (without `--`) taking the next word when written without
-/// `=`. An unknown word ends the options.
-fn skip_opts(words: &[W<'_>], mut i: usize, with_arg: &[u8], long_arg: &[&[u8]]) -> usize {
-    while let Some(&w) = words.get(i) {
-        if !w.plain() {
-            return i;
-        }
-        let b = w.b;
-        if b == b"--" {
-            return i + 1;
-        }
-        if let Some(long) = b.strip_prefix(b"--") {
-            i += if !long.contains(&b'=') && long_arg.contains(&long) {
-                2
-            } else {
-                1
-            };
-            continue;
-        }
-        if b.len() > 1 && b[0] == b'-' {
-            let mut next = 0;
-            for (k, c) in b.iter().enumerate().skip(1) {
-                if with_arg.contains(c) {
-                    if k + 1 == b.len() {
-                        next = 1;
-                    }
-                    break;
-                }
-            }
-            i += 1 + next;
-            continue;
-        }
-        return i;
-    }
-    i
-}
-
-/// Whether a word can be pasted into a script unquoted.
-fn shell_safe(b: &[u8]) -> bool {
-    !b.is_empty()
-        && b.iter().all(|&c| {
-            c.is_ascii_alphanumeric()
-                || matches!(
-                    c,
-                    b'_' | b'-' | b'.' | b'/' | b'=' | b':' | b'+' | b',' | b'@' | b'%'
-                )
-        })
-}
-
-/// Appends `b` to a script, quoting it so that it stays one word.
-fn push_quoted(text: &mut Vec<u8>, b: &[u8]) {
-    if shell_safe(b) {
-        text.extend_from_slice(b);
-        return;
-    }
-    text.push(b'\'');
-    for &c in b {
-        if c == b'\'' {
-            text.extend_from_slice(b"'\\''");
-        } else {
-            text.push(c);
-        }
-    }
-    text.push(b'\'');
-}
-
-/// A command made of `fields` (each stays one word) and `rest`, source text
-/// of further words.
-fn command_script(fields: &[Vec<u8>], rest: &[u8]) -> Vec<u8> {
-    let mut script = Vec::new();
-    for f in fields {
-        push_quoted(&mut script, f);
-        script.push(b' ');
-    }
-    script.extend_from_slice(rest);
-    script
-}
-
-/// Joins the words' source texts with spaces (empty when one was made up
-/// by the analysis, so that the caller judges the whole input).
-fn join_raw(words: &[W<'_>]) -> Vec<u8> {
-    if words.iter().any(|w| w.raw.is_empty()) {
-        return Vec::new();
-    }
-    let mut text = Vec::new();
-    for (k, w) in words.iter().enumerate() {
-        if k > 0 {
-            text.push(b' ');
-        }
-        text.extend_from_slice(w.raw);
-    }
-    text
-}
-
-/// Joins word values with spaces (how `eval` and `watch` build a script).
-fn join(words: &[W<'_>]) -> Vec<u8> {
-    let mut text = Vec::with_capacity(words.iter().map(|w| w.b.len() + 1).sum());
-    for (k, w) in words.iter().enumerate() {
-        if k > 0 {
-            text.push(b' ');
-        }
-        text.extend_from_slice(w.b);
-    }
-    text
-}
-
-/// Each word with every occurrence of `pat` (non-empty, at most 64 bytes)
-/// replaced by an unknown value, or `None` when it has none.
-fn substituted(words: &[W<'_>], pat: &[u8]) -> Vec<Option<Vec<u8>>> {
-    words
-        .iter()
-        .map(|w| {
-            if !w.b.windows(pat.len()).any(|x| x == pat) {
-                return None;
-            }
-            let mut out = Vec::with_capacity(w.b.len());
-            let mut k = 0;
-            while k < w.b.len() {
-                if w.b[k..].starts_with(pat) {
-                    out.push(S_ANY);
-                    k += pat.len();
-                } else {
-                    out.push(w.b[k]);
-                    k += 1;
-                }
-            }
-            Some(out)
-        })
-        .collect()
-}
-
-/// The words with the substitutions of [`substituted`] applied; a word that
-/// was exactly the pattern also gets `whole_flags`.
-fn with_substitutions<'a>(
-    words: &[W<'a>],
-    owned: &'a [Option<Vec<u8>>],
-    whole_flags: u16,
-) -> Vec<W<'a>> {
-    words
-        .iter()
-        .zip(owned)
-        .map(|(&w, o)| match o {
-            Some(b) if b.as_slice() == ANY => W {
-                b,
-                f: w.f | DYN | whole_flags,
-                raw: w.raw,
-            },
-            Some(b) => W {
-                b,
-                f: w.f | DYN,
-                raw: w.raw,
-            },
-            None => w,
-        })
-        .collect()
-}
-
-impl Analysis for Parser<'_> {
-    fn simple_command(&mut self, words: &[W<'_>]) -> R<bool> {
-        self.command(words)
-    }
-
-    fn produced_scripts(&self, text: &[u8]) -> Option<Vec<Vec<u8>>> {
-        self.produced(text)
-    }
-
-    fn script_from_file(&mut self, raw: &[u8]) -> R<bool> {
-        self.script_file(raw)
-    }
-}
-
-impl Parser<'_> {
+impl Analysis {
     /// Analyses one simple command. Returns whether it is a shell that reads
     /// its script from standard input.
     fn command(&mut self, words: &[W<'_>]) -> R<bool> {
@@ -684,11 +679,7 @@ impl Parser<'_> {
                 }
                 // In a substitution, any alias may be in effect (its text is
                 // read again when it runs).
-                let depth = if self.in_subst > 0 {
-                    u32::MAX
-                } else {
-                    self.depth
-                };
+                let depth = if self.in_subst { u32::MAX } else { self.depth };
                 if let Some(k) = self
                     .aliases
                     .iter()
@@ -941,7 +932,7 @@ impl Parser<'_> {
         let bare = self.bare_count;
         self.sub_parse(script, true)?;
         if self.bare_count != bare {
-            self.loose = true;
+            self.frame.loose = true;
         }
         Ok(())
     }
@@ -965,7 +956,7 @@ impl Parser<'_> {
                     self.values.possible(&p.name)
                 };
                 let Some(values) = values else {
-                    self.loose = true;
+                    self.frame.loose = true;
                     continue;
                 };
                 // Unquoted values are split at every `IFS` the input may set
@@ -978,7 +969,7 @@ impl Parser<'_> {
                             Value::List(l) => l.into_iter().next().unwrap_or_default(),
                         })),
                         None => {
-                            self.loose = true;
+                            self.frame.loose = true;
                             continue;
                         }
                     }
@@ -989,7 +980,7 @@ impl Parser<'_> {
                     .flat_map(|v| ifs_values.iter().map(move |ifs| (v, ifs)))
                 {
                     let Some(fields) = resolve::expand(v, p.form, ifs) else {
-                        self.loose = true;
+                        self.frame.loose = true;
                         continue;
                     };
                     match p.kind {
@@ -1002,7 +993,7 @@ impl Parser<'_> {
             }
         }
         if !self.values.pending.is_empty() {
-            self.loose = true;
+            self.frame.loose = true;
         }
         Ok(())
     }
@@ -1337,7 +1328,7 @@ impl Parser<'_> {
         for w in args {
             if let Some(eq) = w.b.iter().position(|&c| c == b'=') {
                 if !w.plain() {
-                    self.loose = true;
+                    self.frame.loose = true;
                 }
                 if self.aliases.len() < 64 {
                     self.aliases.push(Alias {
@@ -1348,7 +1339,7 @@ impl Parser<'_> {
                     });
                 } else {
                     // Too many to follow: the whole input, loosely.
-                    self.loose = true;
+                    self.frame.loose = true;
                 }
             }
         }
@@ -1709,65 +1700,11 @@ impl Parser<'_> {
         if self.depth > super::lexer::MAX_DEPTH || self.stack_low() {
             return Err(Stop::TooDeep);
         }
-        self.made_up += 1;
+        self.frame.made_up += 1;
         let result = self.command(words);
-        self.made_up -= 1;
+        self.frame.made_up -= 1;
         result?;
         self.depth -= 1;
         Ok(())
-    }
-}
-
-/// `command [-p] [-v|-V] ...`: index of the command word, or `None` when
-/// nothing is run (`-v`/`-V` only print).
-fn command_opts(words: &[W<'_>], mut i: usize) -> Option<usize> {
-    while let Some(&w) = words.get(i) {
-        if !w.plain() {
-            return Some(i);
-        }
-        if w.b == b"--" {
-            return Some(i + 1);
-        }
-        if w.b.len() > 1 && w.b[0] == b'-' {
-            if w.b.contains(&b'v') || w.b.contains(&b'V') {
-                return None;
-            }
-            i += 1;
-            continue;
-        }
-        return Some(i);
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn options_are_skipped() {
-        let mk = |s: &'static str| -> Vec<W<'static>> {
-            s.split(' ')
-                .map(|b| W {
-                    b: b.as_bytes(),
-                    f: 0,
-                    raw: b.as_bytes(),
-                })
-                .collect()
-        };
-        let w = mk("sudo -u root -E -- herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[]), 5);
-        let w = mk("sudo -Eu root herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[]), 3);
-        let w = mk("sudo -uroot herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[]), 2);
-        let w = mk("sudo --user root herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[b"user"]), 3);
-        let w = mk("sudo --user=root herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[b"user"]), 2);
-        let w = mk("command -v herdr");
-        assert_eq!(command_opts(&w, 1), None);
-        let w = mk("command -p herdr");
-        assert_eq!(command_opts(&w, 1), Some(2));
     }
 }

@@ -29,13 +29,12 @@
 //! See `docs/guard.md` for the verdict table and the known limits.
 
 mod analyze;
+mod expand;
 mod fallback;
 mod lexer;
 pub mod policy;
 mod resolve;
 mod words;
-
-use lexer::{Parser, Stop};
 
 pub use policy::Verdict;
 
@@ -126,81 +125,17 @@ impl Verdict {
 /// `command`, never panics and does no IO.
 pub fn judge(command: &str) -> Verdict {
     let src = command.as_bytes();
-    let (verdict, doubtful) = judge_with(src, resolve::Allowed::for_input(src));
-    if doubtful {
+    let first = analyze::judge(src, resolve::Allowed::for_input(src));
+    if first.doubtful {
         // A script re-parsed below allowed less than the text around it (an
         // escaped `echo()` definition, an `IFS` spelt with escapes): judge
         // again without static evaluation, and keep the stronger verdict.
-        verdict.max(judge_with(src, resolve::Allowed::NONE).0)
+        first
+            .verdict
+            .max(analyze::judge(src, resolve::Allowed::NONE).verdict)
     } else {
-        verdict
+        first.verdict
     }
-}
-
-/// One analysis of `src` with the static evaluations `allowed` permits.
-/// Also returns whether a resolution was used although a re-parsed script
-/// allowed less.
-fn judge_with(src: &[u8], allowed: resolve::Allowed) -> (Verdict, bool) {
-    let mut parser = Parser::new(src, 0);
-    parser.allowed = allowed;
-    let result = parser.parse_script();
-    // Uses of values wait for the end, where every definition is known.
-    // What they add counts for the committed part too (they may stand
-    // before a syntax error).
-    let (verdict_before, loose_before) = (parser.verdict, parser.loose);
-    parser.verdict = Verdict::Allow;
-    parser.loose = false;
-    let result = match result {
-        Ok(()) | Err(Stop::Syntax) => {
-            let settled = parser.settle();
-            if settled.is_err() {
-                // Out of budget with uses left: the whole input, loosely.
-                parser.loose = true;
-            }
-            settled.and(result)
-        }
-        other => {
-            if !parser.values.pending.is_empty() {
-                // Uses that were never settled: the whole input, loosely.
-                parser.loose = true;
-            }
-            other
-        }
-    };
-    parser.committed.0 = parser.committed.0.max(parser.verdict);
-    parser.committed.1 |= parser.loose;
-    parser.verdict = parser.verdict.max(verdict_before);
-    parser.loose |= loose_before;
-    let doubtful = parser.restricted_below && parser.resolved_any;
-    let verdict = parser.verdict;
-    // A producer judged on its own text may call a function or an alias
-    // defined elsewhere in the input: then the whole input is judged loosely.
-    let loose = parser.loose || (parser.defines_fn && parser.dyn_partial);
-    let verdict = if loose {
-        // The command run comes from text the analysis cannot follow: judge
-        // the whole text loosely.
-        verdict.max(fallback::loose_sequence(src))
-    } else {
-        verdict
-    };
-    let verdict = match result {
-        Err(Stop::Done) => Verdict::BlockEndTurn,
-        // Bash ran the complete commands before the syntax error, nothing after.
-        Err(Stop::Syntax) => {
-            let (v, committed_loose) = parser.committed;
-            if committed_loose || (parser.defines_fn && parser.dyn_partial) {
-                v.max(fallback::loose_sequence(src))
-            } else {
-                v
-            }
-        }
-        Ok(()) => verdict,
-        // Unparseable text or too deep a nesting: also apply the
-        // conservative word-sequence rule (the loose one was applied above
-        // when a command came from text the analysis could not follow).
-        Err(_) => verdict.max(fallback::word_sequence(src)),
-    };
-    (verdict, doubtful)
 }
 
 /// The guard's two conservative rules over raw text, for the parser

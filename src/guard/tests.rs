@@ -1,14 +1,48 @@
 //! Unit tests for the lexer pieces and the verdict plumbing.
 
-use super::lexer::{Parser, Stop};
+use super::lexer::{stack_mark, End, Lexer, Simple, Sink, Stop, Text, R};
+use super::words::render;
 use super::{judge, Verdict};
+
+/// A sink that records the simple commands the lexer hands up, as rendered
+/// words (`$` marks an expansion), and analyses nothing.
+#[derive(Default)]
+struct Trace {
+    cmds: Vec<Vec<String>>,
+}
+
+impl Sink for Trace {
+    fn command(&mut self, cmd: &Simple<'_>) -> R<bool> {
+        self.cmds
+            .push(cmd.words.iter().map(|w| render(w.b)).collect());
+        Ok(false)
+    }
+    fn end(&mut self, _: End) {}
+    fn line(&mut self, _: u32) -> R {
+        Ok(())
+    }
+    fn subshell(&mut self, _: bool) {}
+    fn function(&mut self, _: &[u8]) {}
+    fn assigns(&mut self, _: Option<&[u8]>) {}
+    fn text(&mut self, _: &[u8], _: Text, _: u32) -> R {
+        Ok(())
+    }
+    fn spend(&mut self, _: usize) -> R {
+        Ok(())
+    }
+}
+
+fn lex(src: &str) -> (R, Vec<Vec<String>>) {
+    let mut t = Trace::default();
+    let r = Lexer::new(src.as_bytes(), 0, stack_mark(), &mut t).script();
+    (r, t.cmds)
+}
 
 /// The simple commands of `src`, as rendered words (`$` marks an expansion).
 fn cmds(src: &str) -> Vec<Vec<String>> {
-    let mut p = Parser::new(src.as_bytes(), 0);
-    p.lex_only = true;
-    p.parse_script().expect("parses");
-    p.trace
+    let (r, c) = lex(src);
+    r.expect("parses");
+    c
 }
 
 fn one(src: &str) -> Vec<String> {
@@ -18,8 +52,7 @@ fn one(src: &str) -> Vec<String> {
 }
 
 fn stop(src: &str) -> Stop {
-    let mut p = Parser::new(src.as_bytes(), 0);
-    p.parse_script().expect_err("must not parse")
+    lex(src).0.expect_err("must not parse")
 }
 
 #[test]
@@ -192,6 +225,7 @@ const LAYERS: &[(&str, &str)] = &[
     ("words", include_str!("words.rs")),
     ("fallback", include_str!("fallback.rs")),
     ("resolve", include_str!("resolve.rs")),
+    ("expand", include_str!("expand.rs")),
     ("lexer", include_str!("lexer.rs")),
     ("analyze", include_str!("analyze.rs")),
 ];
