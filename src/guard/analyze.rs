@@ -9,9 +9,10 @@ use super::expand::{
     push_quoted, skip_opts, substituted, with_substitutions, ANY,
 };
 use super::fallback;
+use super::flow::Flow;
 use super::lexer::{self, closes_compound, is_name_char, End, Lexer, Simple, Sink, Stop, Text, R};
 use super::policy::{self, Verdict};
-use super::resolve::{self, Allowed, Form, Pending, UseKind, Value, Values};
+use super::resolve::{self, Allowed, Arg, Pending, Use, UseKind, Value, Values};
 use super::words::{pat_match, ASSIGN, BRACE, DYN, HERESTR, HVAR, NODASH, QUOTED, SPLIT, S_ANY, W};
 
 /// Work allowed for re-analysis (re-parsed scripts, heredoc bodies, rebuilt
@@ -63,6 +64,13 @@ struct Frame {
     /// Inside a command made up by the analysis (`xargs CMD`, `find -exec`):
     /// reserved words there are plain command names.
     made_up: u32,
+    /// The names surely assigned at the point being read.
+    flow: Flow,
+    /// The command being analysed stands after `&&`, `||` or `|` in its
+    /// scope: what it assigns is not surely assigned after it.
+    after: bool,
+    /// `for NAME in WORDS` was read: at its `do`, `NAME` is surely assigned.
+    for_name: Option<Vec<u8>>,
 }
 
 impl Frame {
@@ -73,8 +81,42 @@ impl Frame {
             committed: (Verdict::Allow, false),
             open: Vec::new(),
             made_up: 0,
+            flow: Flow::default(),
+            after: false,
+            for_name: None,
         }
     }
+}
+
+/// The key under which [`Flow`] follows a function definition (no variable
+/// has this name).
+fn function_key(name: &[u8]) -> Vec<u8> {
+    [b"()".as_slice(), name].concat()
+}
+
+/// Most Herdr commands whose arguments wait for the end of the input;
+/// beyond, they are judged at once with their uses unknown.
+const HERDR_USES_LIMIT: usize = 64;
+
+/// One argument of a Herdr command waiting for the end of the input.
+#[derive(Debug)]
+enum HerdrArg {
+    /// Judged as the classes it may have (see [`policy_classes`]), one word
+    /// or any number of them (`split`).
+    Classes(policy::Classes, bool),
+    /// A use of a value: its values when they are known, else `unknown`.
+    Value {
+        used: Use,
+        unknown: (policy::Classes, bool),
+    },
+}
+
+/// A Herdr command whose arguments use values (`herdr "${args[@]}"`).
+#[derive(Debug)]
+struct HerdrUse {
+    args: Vec<HerdrArg>,
+    /// The text guard leaves unknown words to the exec layer here.
+    relaxed: bool,
 }
 
 /// The analysis of one input: the [`Sink`] the lexer hands its commands to.
@@ -111,6 +153,13 @@ pub(super) struct Analysis {
     budget: usize,
     /// [`lexer::stack_mark`] when the analysis began.
     stack_base: usize,
+    /// The host runs `herdr` through the shim (see [`super::Options`]).
+    shim: bool,
+    /// Inside a command reached through a wrapper or shell that does not
+    /// keep `PATH` (`sudo`, `env -i`, `bash -l`...): the shim may be missed.
+    path_lost: u32,
+    /// Herdr commands whose arguments use values.
+    herdr_uses: Vec<HerdrUse>,
 }
 
 /// What one analysis of an input found.
@@ -122,8 +171,9 @@ pub(super) struct Outcome {
     pub(super) doubtful: bool,
 }
 
-/// One analysis of `src` with the static evaluations `allowed` permits.
-pub(super) fn judge(src: &[u8], allowed: Allowed) -> Outcome {
+/// One analysis of `src` with the static evaluations `allowed` permits;
+/// `shim`: unknown arguments of `herdr` are the exec layer's to judge.
+pub(super) fn judge(src: &[u8], allowed: Allowed, shim: bool) -> Outcome {
     let mut a = Analysis {
         frame: Frame::new(),
         depth: 0,
@@ -139,6 +189,9 @@ pub(super) fn judge(src: &[u8], allowed: Allowed) -> Outcome {
         values: Values::default(),
         budget: src.len().saturating_mul(BUDGET_FACTOR) + BUDGET_BASE,
         stack_base: lexer::stack_mark(),
+        shim,
+        path_lost: 0,
+        herdr_uses: Vec::new(),
     };
     let result = Lexer::new(src, 0, a.stack_base, &mut a).script();
     a.depth = 0;
@@ -157,7 +210,7 @@ impl Analysis {
         self.frame.verdict = Verdict::Allow;
         self.frame.loose = false;
         let result = match result {
-            Ok(()) | Err(Stop::Syntax) => {
+            Ok(()) | Err(Stop::Syntax | Stop::Broken) => {
                 let settled = self.settle();
                 if settled.is_err() {
                     // Out of budget with uses left: the whole input, loosely.
@@ -192,8 +245,10 @@ impl Analysis {
         };
         let verdict = match result {
             Err(Stop::Done) => Verdict::BlockEndTurn,
-            // Bash ran the complete commands before the syntax error, nothing after.
-            Err(Stop::Syntax) => {
+            // Bash ran the complete commands before the syntax error (a
+            // reserved word out of place, an unclosed quote or `$(`),
+            // nothing after: it reads a whole line before running it.
+            Err(Stop::Syntax | Stop::Broken) => {
                 let (v, committed_loose) = f.committed;
                 if committed_loose || elsewhere {
                     v.max(fallback::loose_sequence(src))
@@ -202,9 +257,10 @@ impl Analysis {
                 }
             }
             Ok(()) => verdict,
-            // Unparseable text or too deep a nesting: also apply the
-            // conservative word-sequence rule (the loose one was applied above
-            // when a command came from text the analysis could not follow).
+            // Text the lexer cannot read, or too deep a nesting: also apply
+            // the conservative word-sequence rule (the loose one was applied
+            // above when a command came from text the analysis could not
+            // follow).
             Err(_) => verdict.max(fallback::word_sequence(src)),
         };
         Outcome { verdict, doubtful }
@@ -253,15 +309,30 @@ impl Analysis {
             a.owner = depth;
             a.pending = true;
         }
-        if result == Err(Stop::Syntax) {
-            // That shell runs what came before the error, then stops.
-            self.frame.verdict = self.frame.verdict.max(sub.committed.0);
-            self.frame.loose |= sub.committed.1;
-            return Ok(());
+        match result {
+            Err(Stop::Syntax) => {
+                // That shell runs what came before the error, then stops.
+                self.frame.verdict = self.frame.verdict.max(sub.committed.0);
+                self.frame.loose |= sub.committed.1;
+                Ok(())
+            }
+            Err(Stop::Broken) => {
+                // The text does not parse. Bash rejects it when it reads it
+                // (a script, a backquoted or here-document substitution at
+                // the time it runs) and goes on with the text around it; the
+                // text was built or unescaped here, so it is also judged by
+                // the word-sequence rule.
+                let v = sub.verdict.max(fallback::word_sequence(text));
+                self.frame.verdict = self.frame.verdict.max(v);
+                self.frame.loose |= sub.loose;
+                Ok(())
+            }
+            _ => {
+                self.frame.verdict = self.frame.verdict.max(sub.verdict);
+                self.frame.loose |= sub.loose;
+                result
+            }
         }
-        self.frame.verdict = self.frame.verdict.max(sub.verdict);
-        self.frame.loose |= sub.loose;
-        result
     }
 
     /// Judges text that produces a command the analysis cannot follow (a
@@ -294,23 +365,36 @@ impl Analysis {
         if self.frame.made_up > 0 {
             return Ok(());
         }
-        let open = &mut self.frame.open;
+        let frame = &mut self.frame;
+        let open = &mut frame.open;
+        let flow = &mut frame.flow;
         let top = open.last().copied();
+        if matches!(
+            w,
+            b"if" | b"while" | b"until" | b"for" | b"select" | b"case" | b"{"
+        ) {
+            // The words after it stand first in a new scope.
+            frame.after = false;
+        }
         let ok = match w {
             b"if" => {
                 open.push(b'i');
+                flow.open(false);
                 true
             }
             b"while" | b"until" | b"for" | b"select" => {
                 open.push(b'w');
+                flow.open(false);
                 true
             }
             b"case" => {
                 open.push(b'c');
+                flow.open(true);
                 true
             }
             b"{" => {
                 open.push(b'{');
+                flow.open(false);
                 true
             }
             b"then" | b"elif" | b"else" | b"fi" | b"do" | b"done" | b"esac" | b"}" => {
@@ -327,9 +411,19 @@ impl Analysis {
                 match top {
                     Some(t) if need.contains(&t) => {
                         open.pop();
+                        flow.close();
                         if let Some(n) = next {
                             open.push(n);
+                            flow.open(false);
+                            if n == b'd' {
+                                // `for NAME in WORDS; do`: assigned before
+                                // each run of the body.
+                                if let Some(name) = frame.for_name.take() {
+                                    flow.assigned(&name);
+                                }
+                            }
                         }
+                        frame.after = next.is_none();
                         true
                     }
                     Some(b'c') => true,
@@ -361,6 +455,7 @@ impl Sink for Analysis {
     fn command(&mut self, cmd: &Simple<'_>) -> R<bool> {
         self.depth = cmd.depth;
         self.in_subst = cmd.in_subst;
+        self.frame.after = cmd.after_and_or || cmd.piped_in;
         self.herestr = cmd
             .redirs
             .iter()
@@ -403,7 +498,9 @@ impl Sink for Analysis {
         Ok(true)
     }
 
-    fn end(&mut self, _end: End) {}
+    fn end(&mut self, end: End) {
+        self.frame.flow.end(end);
+    }
 
     fn line(&mut self, depth: u32) -> R {
         if !self.frame.open.is_empty() {
@@ -422,11 +519,16 @@ impl Sink for Analysis {
         Ok(())
     }
 
-    fn subshell(&mut self, _open: bool) {}
+    fn subshell(&mut self, open: bool) {
+        if open {
+            self.frame.flow.open(false);
+        } else {
+            self.frame.flow.close();
+        }
+    }
 
-    fn function(&mut self, name: &[u8]) {
-        self.defines_fn = true;
-        self.values.function(name);
+    fn function(&mut self, name: &[u8], after: bool) {
+        self.define_function(name, after);
     }
 
     fn assigns(&mut self, name: Option<&[u8]>) {
@@ -561,6 +663,22 @@ fn is_reserved(w: W<'_>) -> bool {
         )
 }
 
+/// Feeds one word of `classes` (any number of them when `split`) to the
+/// policy. Deliberately, an unknown TARGET or TEXT (`"$PEER"`) is not taken
+/// for a global flag that would shift `-- --wait` into place (the `herdr`
+/// shim sees such a value exactly).
+fn feed(judge: &mut policy::Judge, classes: policy::Classes, split: bool) {
+    let mut classes = classes;
+    if classes & policy::EXACT == 0 && judge.past_verb() {
+        classes = (classes & !policy::GLOBAL) | policy::Class::Other.bit();
+    }
+    if split {
+        judge.words(classes);
+    } else {
+        judge.word(classes);
+    }
+}
+
 /// The classes of the wait policy that `w` may have once expanded. With
 /// `strict` (the command word is only possibly Herdr) a word that is not
 /// fully known counts only as an unknown word or a waiting option.
@@ -589,9 +707,22 @@ impl Analysis {
     /// Analyses one simple command. Returns whether it is a shell that reads
     /// its script from standard input.
     fn command(&mut self, words: &[W<'_>]) -> R<bool> {
+        let path_lost = self.path_lost;
+        let result = self.command_words(words);
+        self.path_lost = path_lost;
+        result
+    }
+
+    /// [`Analysis::command`] itself.
+    fn command_words(&mut self, words: &[W<'_>]) -> R<bool> {
         let has_brace = words.iter().any(|w| w.f & (BRACE | ASSIGN) == BRACE);
         let mut bare = false;
         let mut judged_rest = false;
+        // Where the trailing run of assignments began (a command of
+        // assignments only assigns in the shell itself).
+        let mut assigns_from: Option<usize> = None;
+        // A wrapper was passed: the command word is no function call.
+        let mut wrapped = false;
         // `Some(p)`: the policy run over `words[p..]` as Herdr's arguments can
         // reach nothing that an earlier run did not (see below), so it is
         // skipped; keeps a long run of unknown words linear.
@@ -601,6 +732,11 @@ impl Analysis {
             if has_brace && w.f & ASSIGN == 0 && !is_reserved(w) {
                 // Brace expansion happens before the command word is known.
                 return Ok(bare || self.braces(&words[i..])?);
+            }
+            if w.f & ASSIGN == 0 {
+                assigns_from = None;
+            } else if assigns_from.is_none() {
+                assigns_from = Some(i);
             }
             if w.f & ASSIGN != 0 {
                 self.note_assignment(w);
@@ -626,9 +762,7 @@ impl Analysis {
                     }
                     b"for" | b"select" => {
                         self.reserved_word(w.b)?;
-                        if let Some(name) = words.get(i + 1) {
-                            self.values.unknown(name.b);
-                        }
+                        self.loop_head(w.b == b"for", &words[i + 1..]);
                         if let Some(d) = words.get(i + 1).filter(|w| w.reserved(b"do")) {
                             self.reserved_word(d.b)?;
                         } else if let Some(d) = words.get(i + 2).filter(|w| w.reserved(b"do")) {
@@ -660,9 +794,11 @@ impl Analysis {
                         continue;
                     }
                     b"function" => {
-                        self.defines_fn = true;
                         if let Some(name) = words.get(i + 1) {
-                            self.values.function(name.b);
+                            let after = self.frame.after;
+                            self.define_function(name.b, after || !name.plain());
+                        } else {
+                            self.defines_fn = true;
                         }
                         i += 2;
                         continue;
@@ -690,15 +826,26 @@ impl Analysis {
             }
             if w.plain() {
                 let rest = i + 1;
-                if self.allowed.positional && !WRAPPERS.contains(&basename(w.b)) {
-                    // (Not for wrappers: a chain of them would copy the
-                    // arguments once per link.)
+                if self.allowed.positional && !wrapped && !WRAPPERS.contains(&basename(w.b)) {
+                    // (Not after a wrapper, which never calls a function, nor
+                    // for one: a chain of them would copy the arguments once
+                    // per link.)
                     self.note_call(w.b, &words[rest..]);
                 }
-                self.note_command(w.b, &words[rest..]);
+                self.note_command(w.b, &words[rest..], !wrapped);
+                let resets_path = self.resets_path(w.b, &words[rest..]);
+                if resets_path {
+                    self.path_lost += 1;
+                }
                 i = match basename(w.b) {
                     b"herdr" => {
-                        self.herdr(&words[rest..], false)?;
+                        if !wrapped && w.b == b"herdr" && self.herdr_is_function() {
+                            // A function named `herdr` defined before: bash
+                            // calls it (its body was judged where it stands).
+                            return Ok(bare);
+                        }
+                        let route = !w.b.contains(&b'/');
+                        self.herdr(&words[rest..], false, route)?;
                         return Ok(bare);
                     }
                     b"trap" => {
@@ -820,12 +967,15 @@ impl Analysis {
                     }
                     _ => return Ok(bare),
                 };
+                wrapped = true;
                 continue;
             }
             // The command word's value is not known here.
             let rest = &words[i + 1..];
             if w.f & HVAR != 0 {
-                self.herdr(rest, false)?;
+                // (It may name a function.)
+                self.values.calls_unknown();
+                self.herdr(rest, false, true)?;
                 return Ok(bare);
             }
             // It comes from a substitution's output or a value defined
@@ -836,9 +986,17 @@ impl Analysis {
                 if self.resolved_command(&words[i..])? {
                     return Ok(bare);
                 }
+                // It may call a function with arguments the analysis does
+                // not see, unless it is a value of the input itself.
+                let own = self
+                    .value_use(w)
+                    .is_some_and(|u| u.surely || (u.name == b"@" && u.function.is_some()));
+                if !own {
+                    self.values.calls_unknown();
+                }
                 if self.defer_use(&words[i..], UseKind::Command) {
                     // The value may also come from outside the input.
-                    self.herdr(rest, true)?;
+                    self.herdr(rest, true, false)?;
                     return Ok(bare);
                 }
                 self.dyn_text(&join_raw(&words[i..]))?;
@@ -846,7 +1004,7 @@ impl Analysis {
             let base = basename(w.b);
             if pat_match(base, b"herdr", false) {
                 if covered != Some(i + 1) {
-                    self.herdr(rest, true)?;
+                    self.herdr(rest, true, false)?;
                 }
                 // The run over `rest` began with a word that may vanish, so its
                 // possibilities include every one of the run over `rest[1..]`
@@ -861,7 +1019,84 @@ impl Analysis {
             // It may also be a wrapper: judge the rest as a command too.
             i += 1;
         }
+        if let Some(k) = assigns_from {
+            // Assignments only: they stay in the shell.
+            for w in &words[k..] {
+                let name = w.b.split(|&c| c == b'=').next().unwrap_or(b"");
+                if is_name(name) {
+                    self.surely_assigned(name);
+                }
+            }
+        }
         Ok(bare)
+    }
+
+    /// `name` is assigned by the command being analysed: when that command
+    /// runs in the shell itself, unconditionally, `name` is surely assigned
+    /// from here on in its scope.
+    fn surely_assigned(&mut self, name: &[u8]) {
+        if !self.frame.after && self.frame.made_up == 0 {
+            self.frame.flow.assigned(name);
+        }
+    }
+
+    /// A function definition (`NAME ()` or `function NAME`), `after` `&&`,
+    /// `||` or `|`.
+    fn define_function(&mut self, name: &[u8], after: bool) {
+        self.defines_fn = true;
+        self.values.function(name);
+        if self.frame.made_up == 0 {
+            if !after {
+                self.frame.flow.assigned(&function_key(name));
+            }
+            self.frame.flow.header(name);
+        }
+    }
+
+    /// Whether a function named `herdr` is surely defined here (and the
+    /// input cannot remove it): then `herdr ...` calls it.
+    fn herdr_is_function(&self) -> bool {
+        !self.values.herdr_unset() && self.frame.flow.surely(&function_key(b"herdr"))
+    }
+
+    /// `for NAME in WORDS` (`is_for`) or `select ...`: with literal words,
+    /// `NAME` gets each of them, and is surely assigned in the body.
+    fn loop_head(&mut self, is_for: bool, rest: &[W<'_>]) {
+        let Some(name) = rest.first() else {
+            return;
+        };
+        let literal = is_for
+            && name.plain()
+            && is_name(name.b)
+            && rest.get(1).is_some_and(|w| w.is(b"in"))
+            && rest[2..].iter().all(|w| w.plain());
+        if !literal || rest.len() > 2 + 256 {
+            self.values.unknown(name.b);
+            return;
+        }
+        for w in &rest[2..] {
+            self.values.define(name.b, Value::Scalar(w.b.to_vec()));
+        }
+        if rest.len() > 2 && self.frame.made_up == 0 {
+            self.frame.for_name = Some(name.b.to_vec());
+        }
+    }
+
+    /// Whether the wrapper `name` (with `args`) runs its command without the
+    /// `PATH` the shell has, so that a `herdr` there may miss the shim:
+    /// `sudo`, `doas`, `su`, `runuser`, `command -p`, `exec` with options,
+    /// `env` clearing or setting the environment.
+    fn resets_path(&self, name: &[u8], args: &[W<'_>]) -> bool {
+        let opt = |w: &W<'_>| w.plain() && w.b.starts_with(b"-");
+        match basename(name) {
+            b"sudo" | b"doas" | b"su" | b"runuser" | b"pkexec" => true,
+            b"command" | b"exec" => args.first().is_some_and(opt),
+            b"env" => args
+                .iter()
+                .take_while(|w| !w.plain() || w.b.starts_with(b"-") || w.b.contains(&b'='))
+                .any(|w| !w.plain() || w.b.starts_with(b"-") || w.b.starts_with(b"PATH=")),
+            _ => false,
+        }
     }
 
     /// The fields of `words` when each is literal or expands only through
@@ -945,7 +1180,7 @@ impl Analysis {
         for _ in 0..4 {
             let pending = std::mem::take(&mut self.values.pending);
             if pending.is_empty() {
-                return Ok(());
+                return self.settle_herdr();
             }
             for p in pending {
                 let values = if p.name == b"@" && !self.allowed.positional {
@@ -957,23 +1192,23 @@ impl Analysis {
                 };
                 let Some(values) = values else {
                     self.frame.loose = true;
+                    self.values.calls_unknown();
                     continue;
                 };
                 // Unquoted values are split at every `IFS` the input may set
                 // (and at the default one, which holds before).
-                let mut ifs_values = vec![resolve::DEFAULT_IFS.to_vec()];
-                if !self.allowed.split && matches!(p.form, Form::Unquoted | Form::AllUnquoted) {
-                    match self.values.possible(b"IFS") {
-                        Some(vals) => ifs_values.extend(vals.into_iter().map(|v| match v {
-                            Value::Scalar(s) => s,
-                            Value::List(l) => l.into_iter().next().unwrap_or_default(),
-                        })),
+                let ifs_values = if p.form.splits() {
+                    match self.ifs_values() {
+                        Some(ifs) => ifs,
                         None => {
                             self.frame.loose = true;
+                            self.values.calls_unknown();
                             continue;
                         }
                     }
-                }
+                } else {
+                    vec![resolve::DEFAULT_IFS.to_vec()]
+                };
                 self.spend(Values::size(&values).saturating_mul(ifs_values.len()))?;
                 for (v, ifs) in values
                     .iter()
@@ -994,8 +1229,9 @@ impl Analysis {
         }
         if !self.values.pending.is_empty() {
             self.frame.loose = true;
+            self.values.calls_unknown();
         }
-        Ok(())
+        self.settle_herdr()
     }
 
     /// Records what an assignment word gives its name.
@@ -1027,7 +1263,7 @@ impl Analysis {
     /// positional parameters (`set`, `shift`, a function's calls) and the
     /// names given to `read`, `declare`, `local`, `export`, `mapfile`,
     /// `printf -v`, `getopts`, `unset`.
-    fn note_command(&mut self, name: &[u8], args: &[W<'_>]) {
+    fn note_command(&mut self, name: &[u8], args: &[W<'_>], direct: bool) {
         match name {
             b"set" => {
                 // `set [options] [--] [args]`: args replace the positional
@@ -1049,6 +1285,9 @@ impl Analysis {
                     if positional.iter().all(|w| w.plain()) {
                         let list = positional.iter().map(|w| w.b.to_vec()).collect();
                         self.values.define(b"@", Value::List(list));
+                        if direct {
+                            self.surely_assigned(b"@");
+                        }
                     } else {
                         self.values.unknown(b"@");
                     }
@@ -1066,6 +1305,9 @@ impl Analysis {
                     (Some(n), Some(text)) if n.plain() && is_name(n.b) && self.allowed.split => {
                         let elems = resolve::read_fields(&text);
                         self.values.define(n.b, Value::List(elems));
+                        if direct {
+                            self.surely_assigned(n.b);
+                        }
                     }
                     _ => self.note_names(args),
                 }
@@ -1074,21 +1316,56 @@ impl Analysis {
                 self.values.unknown(b"MAPFILE");
                 self.note_names(args);
             }
-            b"getopts" | b"unset" => self.note_names(args),
+            b"getopts" => self.note_names(args),
+            b"unset" => {
+                for a in args {
+                    if !a.plain() || a.b == b"herdr" {
+                        // It may remove a function named `herdr`.
+                        self.values.herdr_unsettled();
+                    }
+                }
+                self.note_names(args);
+            }
             b"printf" => {
                 if let Some(k) = args.iter().position(|a| a.is(b"-v")) {
                     self.note_names(&args[k + 1..(k + 2).min(args.len())]);
                 }
             }
             b"local" | b"declare" | b"typeset" | b"export" | b"readonly" => {
+                let option =
+                    |a: &W<'_>| a.plain() && (a.b.starts_with(b"-") || a.b.starts_with(b"+"));
+                // Attributes that change the values assigned (case, integer,
+                // associative arrays): the names' values are not followed.
+                let converts = args.iter().filter(|a| option(a)).any(|a| {
+                    a.b[1..]
+                        .iter()
+                        .any(|c| matches!(c, b'l' | b'u' | b'i' | b'c' | b'A'))
+                });
+                let declares = name != b"export" && name != b"readonly";
                 for a in args {
-                    if a.plain() && a.b.starts_with(b"-") && a.b.contains(&b'n') {
-                        // A nameref: assigning it assigns another name.
+                    let eq = a.b.iter().position(|&c| c == b'=');
+                    let base = &a.b[..eq.unwrap_or(a.b.len())];
+                    if option(a) {
+                        if a.b.contains(&b'n') {
+                            // A nameref: assigning it assigns another name.
+                            self.values.all_unknown();
+                        }
+                    } else if !a.plain() && eq.is_none() {
                         self.values.all_unknown();
-                    } else if a.f & ASSIGN != 0 || a.b.contains(&b'=') {
+                    } else if converts {
+                        let base = base
+                            .split(|&c| c == b'[' || c == b'+')
+                            .next()
+                            .unwrap_or(b"");
+                        self.values.unknown(base);
+                    } else if eq.is_some() {
                         self.note_assignment(*a);
-                    } else if !a.plain() {
-                        self.values.all_unknown();
+                        if direct && is_name(base) {
+                            self.surely_assigned(base);
+                        }
+                    } else if declares && is_name(base) {
+                        // `local x`, `declare -a x`: possibly emptied.
+                        self.values.define(base, Value::List(Vec::new()));
                     }
                 }
             }
@@ -1100,22 +1377,56 @@ impl Analysis {
     /// they are its positional parameters.
     fn note_call(&mut self, name: &[u8], args: &[W<'_>]) {
         if is_name(name) {
-            let literal = args
+            let args = args
                 .iter()
-                .all(|w| w.plain())
-                .then(|| args.iter().map(|w| w.b.to_vec()).collect());
-            self.values.call(name, literal);
+                .map(|&w| {
+                    if w.plain() {
+                        Some(Arg::Lit(w.b.to_vec()))
+                    } else {
+                        self.value_use(w).map(Arg::Use)
+                    }
+                })
+                .collect();
+            self.values.call(name, args);
         }
+    }
+
+    /// The use of a value that `w` is exactly (`"$x"`, `"${a[@]}"`, `$1`),
+    /// with what its place in the text tells.
+    fn value_use(&self, w: W<'_>) -> Option<Use> {
+        let (name, form) = resolve::value_use(w.raw)?;
+        let flow = &self.frame.flow;
+        Some(Use {
+            surely: flow.surely(&name),
+            function: flow.function().map(<[u8]>::to_vec),
+            name,
+            form,
+        })
+    }
+
+    /// Every value `IFS` may have when the input splits a value: the default,
+    /// and each the input assigns; `None` when one is not known.
+    fn ifs_values(&self) -> Option<Vec<Vec<u8>>> {
+        let mut ifs = vec![resolve::DEFAULT_IFS.to_vec()];
+        if !self.allowed.split {
+            ifs.extend(self.values.possible(b"IFS")?.into_iter().map(|v| match v {
+                Value::Scalar(s) => s,
+                Value::List(l) => l.into_iter().next().unwrap_or_default(),
+            }));
+        }
+        Some(ifs)
     }
 
     /// Every argument that may name a variable gets an unknown value; an
     /// argument whose text is not known may name any.
     fn note_names(&mut self, args: &[W<'_>]) {
         for a in args {
+            // `NAME[k]` names an element of `NAME`.
+            let base = a.b.split(|&c| c == b'[').next().unwrap_or(b"");
             if !a.plain() {
                 self.values.all_unknown();
-            } else if is_name(a.b) {
-                self.values.unknown(a.b);
+            } else if is_name(base) {
+                self.values.unknown(base);
             }
         }
     }
@@ -1170,27 +1481,97 @@ impl Analysis {
 
     /// Judges the arguments of Herdr by the wait policy. `strict`: the
     /// command word is only possibly Herdr, so `agent` and the verb must be
-    /// literal.
-    fn herdr(&mut self, args: &[W<'_>], strict: bool) -> R {
+    /// literal. `route`: the command word reaches Herdr through `PATH` (or
+    /// `$HERDR_BIN_PATH`), where the host may have put the shim. Arguments
+    /// that use values wait for the end of the input ([`Analysis::settle`]).
+    fn herdr(&mut self, args: &[W<'_>], strict: bool, route: bool) -> R {
+        let relaxed = self.shim && route && !strict && self.path_lost == 0 && self.allowed.path;
+        let uses = !strict
+            && self.herdr_uses.len() < HERDR_USES_LIMIT
+            && args
+                .iter()
+                .any(|w| !w.plain() && resolve::value_use(w.raw).is_some());
+        if uses {
+            let args = args
+                .iter()
+                .map(|&w| {
+                    let unknown = (policy_classes(w, strict), w.split());
+                    match (!w.plain()).then(|| self.value_use(w)).flatten() {
+                        Some(used) => HerdrArg::Value { used, unknown },
+                        None => HerdrArg::Classes(unknown.0, unknown.1),
+                    }
+                })
+                .collect();
+            self.herdr_uses.push(HerdrUse { args, relaxed });
+            return Ok(());
+        }
         let mut judge = policy::Judge::new();
         for &w in args {
-            let mut classes = policy_classes(w, strict);
-            if classes & policy::EXACT == 0 && judge.past_verb() {
-                // Deliberately: an unknown TARGET or TEXT (`"$PEER"`) is not
-                // taken for a global flag that would shift `-- --wait` into
-                // place (the `herdr` shim sees such a value exactly).
-                classes = (classes & !policy::GLOBAL) | policy::Class::Other.bit();
-            }
-            if w.split() {
-                judge.words(classes);
-            } else {
-                judge.word(classes);
-            }
+            feed(&mut judge, policy_classes(w, strict), w.split());
             if judge.settled() {
                 break;
             }
         }
-        self.bump(judge.verdict())
+        self.bump(if relaxed {
+            judge.least()
+        } else {
+            judge.verdict()
+        })
+    }
+
+    /// Judges the Herdr commands whose arguments use values, now that every
+    /// value is known: each such argument counts as every list of words it
+    /// may expand to, or as unknown when one is not known.
+    fn settle_herdr(&mut self) -> R {
+        let uses = std::mem::take(&mut self.herdr_uses);
+        let ifs = self.ifs_values();
+        for u in uses {
+            let mut judge = policy::Judge::new();
+            for a in &u.args {
+                match a {
+                    HerdrArg::Classes(c, split) => feed(&mut judge, *c, *split),
+                    HerdrArg::Value { used, unknown } => {
+                        let alternatives = if used.name == b"@" && !self.allowed.positional {
+                            // No `$@` in the input's own text: calls were not
+                            // recorded.
+                            None
+                        } else {
+                            match &ifs {
+                                Some(ifs) => self.values.alternatives(used, ifs),
+                                None if !used.form.splits() => self
+                                    .values
+                                    .alternatives(used, &[resolve::DEFAULT_IFS.to_vec()]),
+                                None => None,
+                            }
+                        };
+                        let Some(alternatives) = alternatives else {
+                            feed(&mut judge, unknown.0, unknown.1);
+                            continue;
+                        };
+                        self.spend(alternatives.iter().map(|a| a.len() + 1).sum())?;
+                        let start = judge;
+                        let mut reached: Option<policy::Judge> = None;
+                        for words in &alternatives {
+                            let mut j = start;
+                            for w in words {
+                                j.word(policy::class_of(w).bit() | policy::EXACT);
+                            }
+                            reached = Some(reached.map_or(j, |r| r.union(j)));
+                        }
+                        judge = reached.unwrap_or(start);
+                    }
+                }
+                if judge.settled() {
+                    break;
+                }
+            }
+            self.bump(if u.relaxed {
+                judge.least()
+            } else {
+                judge.verdict()
+            })?;
+        }
+        Ok(())
     }
 
     /// Options of a shell. Analyses the `-c` script; returns whether the
@@ -1203,6 +1584,7 @@ impl Analysis {
         // noexec` counts): the shell reads its script and runs nothing.
         let mut noexec = false;
         let mut interactive = false;
+        let mut login = false;
         while let Some(&w) = args.get(i) {
             if !w.plain() {
                 // It may be `+n` (not a `<(...)` path, `/dev/fd/N`).
@@ -1217,6 +1599,9 @@ impl Analysis {
                 break;
             }
             if let Some(long) = b.strip_prefix(b"--") {
+                if long == b"login" {
+                    login = true;
+                }
                 if long == b"command" {
                     c = true;
                 } else if let Some(script) = long.strip_prefix(b"command=") {
@@ -1239,6 +1624,7 @@ impl Analysis {
                         b'c' if on => c = true,
                         b's' if on => s = true,
                         b'i' if on => interactive = true,
+                        b'l' if on => login = true,
                         b'n' => noexec = on,
                         b'o' | b'O' => {
                             extra += 1;
@@ -1256,6 +1642,10 @@ impl Analysis {
                 continue;
             }
             break;
+        }
+        if login {
+            // A login shell reads profiles that may set `PATH` anew.
+            self.path_lost += 1;
         }
         if noexec && !interactive && NOEXEC_SHELLS.contains(&name) {
             // Checked in bash and dash: a non-interactive shell with

@@ -45,8 +45,12 @@ pub(super) fn stack_low(base: usize) -> bool {
 /// Why the reading (or the analysis above it) stopped early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Stop {
-    /// The text does not parse (unbalanced quotes, unclosed `$(`, ...).
+    /// The text does not parse (unbalanced quotes, unclosed `$(`, ...):
+    /// bash rejects it as a syntax error.
     Broken,
+    /// Text the lexer cannot read, though bash may (it is judged by the
+    /// conservative word-sequence rule).
+    Unread,
     /// Nesting deeper than [`MAX_DEPTH`], or the work budget is spent.
     TooDeep,
     /// The analysis has learnt all it can (a complete top-level line already
@@ -199,8 +203,9 @@ pub(super) trait Sink {
     fn subshell(&mut self, open: bool);
 
     /// `NAME ()` (or `function NAME ()`): a function definition, whose body
-    /// follows.
-    fn function(&mut self, name: &[u8]);
+    /// follows; `after` when it stands after `&&`, `||` or `|` (it is then
+    /// defined only on a condition, or in a pipeline's subshell).
+    fn function(&mut self, name: &[u8], after: bool);
 
     /// `${NAME=...}`, `${NAME:=...}`: assigns `NAME` a value not known here;
     /// `None` for a name not known either (`${!x}`).
@@ -564,7 +569,8 @@ impl<'s, 'k> Lexer<'s, 'k> {
                     if !cmd.words.is_empty() && empty_parens {
                         // `NAME ()`: a function definition, no command.
                         if let Some(last) = cmd.words.last().filter(|w| w.f & !QUOTED == 0) {
-                            self.sink.function(&cmd.buf[last.start..last.end]);
+                            let after = cmd.after_and_or || cmd.piped_in;
+                            self.sink.function(&cmd.buf[last.start..last.end], after);
                         }
                         cmd.clear();
                         self.pos += 1;
@@ -577,7 +583,6 @@ impl<'s, 'k> Lexer<'s, 'k> {
                     }
                     self.pos += 1;
                     self.finish(&mut cmd)?;
-                    self.sink.end(End::Seq);
                     cmd.pipe_start = self.pos;
                     paren += 1;
                     self.sink.subshell(true);
@@ -610,7 +615,7 @@ impl<'s, 'k> Lexer<'s, 'k> {
                     self.assign_pos = false;
                     let f = f?;
                     if self.pos == before {
-                        return Err(Stop::Broken);
+                        return Err(Stop::Unread);
                     }
                     if f & IO_NUMBER != 0 {
                         continue;
@@ -803,7 +808,7 @@ impl<'s, 'k> Lexer<'s, 'k> {
                 let before = self.pos;
                 let f = self.read_word(&mut cmd.buf, false)?;
                 if self.pos == before || f & IO_NUMBER != 0 {
-                    return Err(Stop::Broken);
+                    return Err(Stop::Unread);
                 }
                 cmd.words.push(Span {
                     start,
@@ -1279,7 +1284,7 @@ impl<'s, 'k> Lexer<'s, 'k> {
                     let before = self.pos;
                     let f = self.read_word(&mut scratch, false)?;
                     if self.pos == before {
-                        return Err(Stop::Broken);
+                        return Err(Stop::Unread);
                     }
                     regex = f == 0 && scratch == b"=~";
                 }
@@ -1359,6 +1364,13 @@ impl<'s, 'k> Lexer<'s, 'k> {
                     _ => break,
                 }
             }
+            let s = &self.src[self.pos..];
+            if s.len() >= 2 && (s[0] == b'<' || s[0] == b'>') && s[1] == b'(' {
+                // A process substitution is an element.
+                self.pos += 2;
+                self.subst()?;
+                continue;
+            }
             match self.peek() {
                 None | Some(b';' | b'&' | b'|' | b'(' | b'<' | b'>') => return Err(Stop::Broken),
                 Some(b')') => {
@@ -1369,7 +1381,7 @@ impl<'s, 'k> Lexer<'s, 'k> {
                     let before = self.pos;
                     self.read_word(&mut scratch, false)?;
                     if self.pos == before {
-                        return Err(Stop::Broken);
+                        return Err(Stop::Unread);
                     }
                     scratch.clear();
                 }

@@ -31,6 +31,7 @@
 mod analyze;
 mod expand;
 mod fallback;
+mod flow;
 mod lexer;
 pub mod policy;
 mod resolve;
@@ -120,19 +121,40 @@ impl Verdict {
     }
 }
 
+/// Whether the host's commands reach Herdr through the `herdr` shim, which
+/// judges the real argv at exec (see `docs/guard.md`, "Two layers").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExecLayer {
+    /// No shim is known to be in place: a `herdr` whose arguments the text
+    /// cannot know is judged cautiously (every value it may have).
+    #[default]
+    Absent,
+    /// The host puts the shim first on `PATH` (and makes `$HERDR_BIN_PATH`
+    /// the shim) for its commands: a `herdr` found that way whose arguments
+    /// the text cannot know is left to the shim; only what the text shows
+    /// surely waits is blocked here.
+    Shim,
+}
+
 /// Judges one Bash command of an active session (the caller handles dormant
-/// sessions, which are always allowed). Runs in time linear in the length of
-/// `command`, never panics and does no IO.
+/// sessions, which are always allowed), with no exec layer assumed. Runs in
+/// time linear in the length of `command`, never panics and does no IO.
 pub fn judge(command: &str) -> Verdict {
+    judge_with(command, ExecLayer::Absent)
+}
+
+/// [`judge`] for a host whose commands run `herdr` through `exec`.
+pub fn judge_with(command: &str, exec: ExecLayer) -> Verdict {
     let src = command.as_bytes();
-    let first = analyze::judge(src, resolve::Allowed::for_input(src));
+    let shim = exec == ExecLayer::Shim;
+    let first = analyze::judge(src, resolve::Allowed::for_input(src), shim);
     if first.doubtful {
         // A script re-parsed below allowed less than the text around it (an
         // escaped `echo()` definition, an `IFS` spelt with escapes): judge
         // again without static evaluation, and keep the stronger verdict.
         first
             .verdict
-            .max(analyze::judge(src, resolve::Allowed::NONE).verdict)
+            .max(analyze::judge(src, resolve::Allowed::NONE, shim).verdict)
     } else {
         first.verdict
     }

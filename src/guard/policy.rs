@@ -353,6 +353,47 @@ impl Judge {
         true
     }
 
+    /// Every possibility of both.
+    pub(super) fn union(self, other: Judge) -> Judge {
+        Judge {
+            states: self.states | other.states,
+        }
+    }
+
+    /// The weakest verdict any possibility reached: what the words surely
+    /// do whatever their unknown values are.
+    pub(super) fn least(&self) -> Verdict {
+        let mut least = Verdict::BlockEndTurn;
+        let mut rest = self.states;
+        while rest != 0 {
+            let s = rest.trailing_zeros() as u8;
+            rest &= rest - 1;
+            let v = match s % 8 {
+                WAIT => Verdict::BlockEndTurn,
+                PROMPT_WAIT => Verdict::Block,
+                _ => Verdict::Allow,
+            };
+            if v.code() < least.code() {
+                least = v;
+            }
+        }
+        least
+    }
+
+    /// Whether some possibility is past `agent prompt` (the fallback's
+    /// contiguous rule asks).
+    pub(super) fn prompted(&self) -> bool {
+        let mut rest = self.states;
+        while rest != 0 {
+            let s = rest.trailing_zeros() as u8;
+            rest &= rest - 1;
+            if matches!(s % 8, TARGET | TEXT | OPTS | PROMPT_WAIT) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// The strongest verdict any possibility reached.
     pub(super) fn verdict(&self) -> Verdict {
         let has = |cmd: u8| self.states & (1 << pack(THROUGH, THROUGH, cmd)) != 0;

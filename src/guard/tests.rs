@@ -22,7 +22,7 @@ impl Sink for Trace {
         Ok(())
     }
     fn subshell(&mut self, _: bool) {}
-    fn function(&mut self, _: &[u8]) {}
+    fn function(&mut self, _: &[u8], _: bool) {}
     fn assigns(&mut self, _: Option<&[u8]>) {}
     fn text(&mut self, _: &[u8], _: Text, _: u32) -> R {
         Ok(())
@@ -189,10 +189,37 @@ fn verdict_codes_and_reasons() {
 }
 
 #[test]
-fn unparseable_text_uses_word_sequence() {
-    assert_eq!(judge("echo 'herdr agent wait x"), Verdict::BlockEndTurn);
-    assert_eq!(judge("echo 'hello"), Verdict::Allow);
-    assert_eq!(judge("herdr agent prompt p \"hi --wait"), Verdict::Block);
+fn text_bash_rejects_runs_nothing_of_its_line() {
+    // Bash reads a whole line before running it: an unclosed quote or `$(`
+    // on it means nothing of the line runs.
+    assert_eq!(judge("echo 'herdr agent wait x"), Verdict::Allow);
+    assert_eq!(judge("herdr agent wait x 'unbalanced"), Verdict::Allow);
+    assert_eq!(judge("herdr agent prompt p \"hi --wait"), Verdict::Allow);
+    assert_eq!(judge("echo $(herdr agent wait x"), Verdict::Allow);
+    // The complete lines before it ran.
+    assert_eq!(
+        judge("herdr agent wait x\necho 'unbalanced"),
+        Verdict::BlockEndTurn
+    );
+    assert_eq!(
+        judge("herdr agent prompt p hi --wait\necho \"x"),
+        Verdict::Block
+    );
+    // A backquoted or here-document substitution is read when it runs: its
+    // error does not stop the commands around it.
+    assert_eq!(judge("echo `'`; herdr agent wait x"), Verdict::BlockEndTurn);
+    assert_eq!(
+        judge("cat <<EOF\n$(echo \"\nEOF\nherdr agent wait x"),
+        Verdict::BlockEndTurn
+    );
+    assert_eq!(judge("echo `herdr agent wait x '`"), Verdict::BlockEndTurn);
+    // A script another shell reads: the rest of the input still runs.
+    assert_eq!(
+        judge("sh -c 'echo \"'; herdr agent wait x"),
+        Verdict::BlockEndTurn
+    );
+    // Process substitutions are array elements.
+    assert_eq!(judge("a=(<(herdr agent wait x))"), Verdict::BlockEndTurn);
 }
 
 #[test]
@@ -227,6 +254,7 @@ const LAYERS: &[(&str, &str)] = &[
     ("resolve", include_str!("resolve.rs")),
     ("expand", include_str!("expand.rs")),
     ("lexer", include_str!("lexer.rs")),
+    ("flow", include_str!("flow.rs")),
     ("analyze", include_str!("analyze.rs")),
 ];
 
