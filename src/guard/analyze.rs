@@ -153,7 +153,7 @@ pub(super) struct Analysis {
     budget: usize,
     /// [`lexer::stack_mark`] when the analysis began.
     stack_base: usize,
-    /// The host runs `herdr` through the shim (see [`super::Options`]).
+    /// The host runs `herdr` through the shim (`ExecLayer::Shim`).
     shim: bool,
     /// Inside a command reached through a wrapper or shell that does not
     /// keep `PATH` (`sudo`, `env -i`, `bash -l`...): the shim may be missed.

@@ -43,12 +43,29 @@ struct Scope {
 }
 
 /// The names surely assigned so far, by scope.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Flow {
     entries: Vec<Vec<u8>>,
+    /// The text's own scope first, then the open ones, innermost last.
     scopes: Vec<Scope>,
     /// A function header was read: the next scope is its body.
     header: Option<Vec<u8>>,
+}
+
+impl Default for Flow {
+    fn default() -> Flow {
+        Flow {
+            entries: Vec::new(),
+            scopes: vec![Scope {
+                start: 0,
+                list: 0,
+                pipe: 0,
+                function: None,
+                blind: false,
+            }],
+            header: None,
+        }
+    }
 }
 
 impl Flow {
@@ -68,8 +85,10 @@ impl Flow {
     /// The innermost scope closes: what it assigned is forgotten.
     pub(super) fn close(&mut self) {
         self.header = None;
-        if let Some(s) = self.scopes.pop() {
-            self.entries.truncate(s.start);
+        if self.scopes.len() > 1 {
+            if let Some(s) = self.scopes.pop() {
+                self.entries.truncate(s.start);
+            }
         }
     }
 
@@ -90,8 +109,10 @@ impl Flow {
         }
     }
 
-    /// A separator after a command of the current scope.
+    /// A separator after a command of the current scope (a function's body
+    /// follows its header directly: a separator between ends the header).
     pub(super) fn end(&mut self, end: End) {
+        self.header = None;
         let n = self.entries.len();
         let (start, list, pipe) = match self.scopes.last() {
             Some(s) => (s.start, s.list, s.pipe),

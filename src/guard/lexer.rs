@@ -567,10 +567,16 @@ impl<'s, 'k> Lexer<'s, 'k> {
                         return Err(Stop::Syntax);
                     }
                     if !cmd.words.is_empty() && empty_parens {
-                        // `NAME ()`: a function definition, no command.
-                        if let Some(last) = cmd.words.last().filter(|w| w.f & !QUOTED == 0) {
-                            let after = cmd.after_and_or || cmd.piped_in;
-                            self.sink.function(&cmd.buf[last.start..last.end], after);
+                        // `NAME ()`: a function definition, no command. The
+                        // reserved words before it (`{`, `then`, `function`)
+                        // are handed up on their own.
+                        let name = cmd.words.pop().expect("a word");
+                        let name_bytes = cmd.buf[name.start..name.end].to_vec();
+                        cmd.buf.truncate(name.start);
+                        let after = cmd.after_and_or || cmd.piped_in;
+                        self.finish(&mut cmd)?;
+                        if name.f & !QUOTED == 0 {
+                            self.sink.function(&name_bytes, after);
                         }
                         cmd.clear();
                         self.pos += 1;
@@ -690,15 +696,36 @@ impl<'s, 'k> Lexer<'s, 'k> {
                 .filter(|s| s.f == 0)
                 .map(|s| &cmd.buf[s.start..s.end])
         };
-        let n = cmd.words.len();
-        let first = word(0);
+        // Reserved words before a function name (`{ f ()`, `then f ()`,
+        // `! f ()`) leave it a definition.
+        let lead = (0..cmd.words.len())
+            .take_while(|&k| {
+                matches!(
+                    word(k),
+                    Some(
+                        b"{" | b"!"
+                            | b"then"
+                            | b"do"
+                            | b"else"
+                            | b"elif"
+                            | b"if"
+                            | b"while"
+                            | b"until"
+                    )
+                )
+            })
+            .count();
+        let n = cmd.words.len() - lead;
+        let first = word(lead);
         let empty_parens = self.src[self.pos + 1..]
             .iter()
             .find(|c| !matches!(c, b' ' | b'\t'))
             == Some(&b')');
         let fn_def = empty_parens
             && ((n == 1 && first.is_some())
-                || (n == 2 && first == Some(b"function".as_slice()) && word(1).is_some()));
+                || (n == 2 && first == Some(b"function".as_slice()) && word(lead + 1).is_some()));
+        let first = word(0);
+        let n = cmd.words.len();
         !(fn_def
             || first == Some(b"coproc".as_slice())
             || (n == 2 && first == Some(b"time".as_slice()) && word(1) == Some(b"-p".as_slice())))

@@ -82,16 +82,6 @@ const REASON_END_TURN: &str =
 and resume you.";
 
 impl Verdict {
-    /// The numeric verdict used over the C ABI: 0 allow, 1 block, 2 block
-    /// and end the turn.
-    pub fn code(self) -> i32 {
-        match self {
-            Verdict::Allow => 0,
-            Verdict::Block => 1,
-            Verdict::BlockEndTurn => 2,
-        }
-    }
-
     /// The model-facing reason for a blocking verdict (`None` for
     /// [`Verdict::Allow`]), in words true in every host ([`SendForm::Either`]).
     /// The texts are static and contain no ids.
@@ -108,15 +98,6 @@ impl Verdict {
             (Verdict::Block, SendForm::GatewayAction) => Some(REASON_BLOCK_GATEWAY),
             (Verdict::Block, SendForm::Either) => Some(REASON_BLOCK_EITHER),
             (Verdict::BlockEndTurn, _) => Some(REASON_END_TURN),
-        }
-    }
-
-    /// The stronger of two verdicts.
-    pub(crate) fn max(self, other: Verdict) -> Verdict {
-        if other.code() > self.code() {
-            other
-        } else {
-            self
         }
     }
 }
@@ -157,22 +138,6 @@ pub fn judge_with(command: &str, exec: ExecLayer) -> Verdict {
             .max(analyze::judge(src, resolve::Allowed::NONE, shim).verdict)
     } else {
         first.verdict
-    }
-}
-
-/// The guard's two conservative rules over raw text, for the parser
-/// comparison tool (`tools/guard-compare`), which applies the very same
-/// rules behind other parsers. Not part of the stable API.
-#[doc(hidden)]
-pub mod rules {
-    /// The contiguous rule used for text that does not parse (0, 1 or 2).
-    pub fn word_sequence(text: &str) -> i32 {
-        super::fallback::word_sequence(text.as_bytes()).code()
-    }
-
-    /// The loose rule used for text that produces a command (0, 1 or 2).
-    pub fn loose_sequence(text: &str) -> i32 {
-        super::fallback::loose_sequence(text.as_bytes()).code()
     }
 }
 

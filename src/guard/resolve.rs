@@ -645,8 +645,8 @@ pub(super) struct Use {
     /// The name (`@` for the positional parameters).
     pub(super) name: Vec<u8>,
     pub(super) form: Form,
-    /// An assignment of the same text surely ran before the use
-    /// ([`super::flow`]): no value from outside the input.
+    /// An assignment of the same text surely ran before the use (see
+    /// `guard/flow.rs`): no value from outside the input.
     pub(super) surely: bool,
     /// The function whose body holds the use: there `@` and `$N` are the
     /// arguments of its calls.
