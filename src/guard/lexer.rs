@@ -45,11 +45,13 @@ pub(super) fn stack_low(base: usize) -> bool {
 /// Why the reading (or the analysis above it) stopped early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Stop {
-    /// The text does not parse (unbalanced quotes, unclosed `$(`, ...):
-    /// bash rejects it as a syntax error.
+    /// The text does not parse (an unclosed quote, backquote, `${` or
+    /// `[[`, a redirection without a target): bash rejects it as a syntax
+    /// error.
     Broken,
-    /// Text the lexer cannot read, though bash may (it is judged by the
-    /// conservative word-sequence rule).
+    /// Text the lexer cannot read, though bash may; also an unbalanced `(`
+    /// or `)`, which the lexer cannot tell from a `)` it read as something
+    /// else (it is judged by the conservative word-sequence rule).
     Unread,
     /// Nesting deeper than [`MAX_DEPTH`], or the work budget is spent.
     TooDeep,
@@ -147,6 +149,9 @@ struct Cmd {
     pipe_start: usize,
     /// Where the last `|` before this command is in the source.
     pipe_bar: usize,
+    /// The index of a `case` word at command position (after reserved
+    /// words such as `{` or `time`).
+    case_at: Option<usize>,
 }
 
 impl Cmd {
@@ -157,6 +162,7 @@ impl Cmd {
         self.words.clear();
         self.assigns_only = true;
         self.lead = 0;
+        self.case_at = None;
     }
 }
 
@@ -379,6 +385,7 @@ impl<'s, 'k> Lexer<'s, 'k> {
             lead: 0,
             pipe_start: self.pos,
             pipe_bar: 0,
+            case_at: None,
         }
     }
 
@@ -428,7 +435,9 @@ impl<'s, 'k> Lexer<'s, 'k> {
                 self.finish(&mut cmd)?;
                 self.sink.end(End::Seq);
                 if term == Term::Paren || paren > 0 {
-                    return Err(Stop::Broken);
+                    // An unclosed `(` or `$(`: bash rejects it too, unless
+                    // the lexer took a `)` for something else.
+                    return Err(Stop::Unread);
                 }
                 return Ok(());
             };
@@ -494,8 +503,7 @@ impl<'s, 'k> Lexer<'s, 'k> {
                 b')' if case_pat => {
                     self.pos += 1;
                     case_pat = false;
-                    let first = cmd.words.first().map(|w| &cmd.buf[w.start..w.end]);
-                    if first == Some(b"case".as_slice()) {
+                    if cmd.case_at.is_some() {
                         self.finish(&mut cmd)?;
                     } else {
                         // A pattern is not a command.
@@ -605,7 +613,8 @@ impl<'s, 'k> Lexer<'s, 'k> {
                     } else if term == Term::Paren {
                         return Ok(());
                     } else {
-                        return Err(Stop::Broken);
+                        // A stray `)`: as above.
+                        return Err(Stop::Unread);
                     }
                 }
                 b'<' | b'>' => {
@@ -644,7 +653,10 @@ impl<'s, 'k> Lexer<'s, 'k> {
                     };
                     if lead {
                         match &cmd.buf[start..] {
-                            b"case" => case_depth += 1,
+                            b"case" => {
+                                case_depth += 1;
+                                cmd.case_at = Some(cmd.words.len());
+                            }
                             b"esac" => {
                                 case_depth = case_depth.saturating_sub(1);
                                 case_pat = false;
@@ -654,9 +666,7 @@ impl<'s, 'k> Lexer<'s, 'k> {
                     }
                     if f == 0
                         && &cmd.buf[start..] == b"in"
-                        && cmd.words.len() == 2
-                        && cmd.words[0].f == 0
-                        && &cmd.buf[cmd.words[0].start..cmd.words[0].end] == b"case"
+                        && cmd.case_at.is_some_and(|k| cmd.words.len() == k + 2)
                     {
                         case_pat = true;
                     }

@@ -387,9 +387,19 @@ pub(super) fn static_outputs(text: &[u8]) -> Option<Vec<Vec<u8>>> {
     Some(outs)
 }
 
+/// The first word of `s` and what follows it.
+fn next_word(s: &[u8]) -> (&[u8], &[u8]) {
+    let s = s.trim_ascii_start();
+    let end = s
+        .iter()
+        .position(|c| matches!(c, b' ' | b'\t' | b'\n'))
+        .unwrap_or(s.len());
+    (&s[..end], &s[end..])
+}
+
 /// `text` without the reserved words that may stand before a pipeline's
 /// first command (`{`, `!`, `then`, `do`, `else`, `if`, `while`, `until`,
-/// `time [-p]`), and without the `}` that closes a leading `{`.
+/// `time [-p]`, `for NAME do`), and without the `}` that closes a leading `{`.
 pub(super) fn strip_lead(mut text: &[u8]) -> &[u8] {
     let mut brace = false;
     loop {
@@ -402,6 +412,20 @@ pub(super) fn strip_lead(mut text: &[u8]) -> &[u8] {
             b"{" => brace = true,
             b"!" | b"then" | b"do" | b"else" | b"if" | b"while" | b"until" | b"time" | b"-p"
                 if word_end < t.len() => {}
+            b"for" => {
+                // `for NAME do ...`: a loop over the positional parameters.
+                let (_, after_name) = next_word(&t[word_end..]);
+                match next_word(after_name) {
+                    (b"do", rest) if !rest.is_empty() => {
+                        text = rest;
+                        continue;
+                    }
+                    _ => {
+                        text = t;
+                        break;
+                    }
+                }
+            }
             _ => {
                 text = t;
                 break;

@@ -162,11 +162,11 @@ fn io_numbers_and_globs() {
 fn broken_inputs() {
     assert_eq!(stop("echo 'abc"), Stop::Broken);
     assert_eq!(stop("echo \"abc"), Stop::Broken);
-    assert_eq!(stop("echo $(ls"), Stop::Broken);
+    assert_eq!(stop("echo $(ls"), Stop::Unread);
     assert_eq!(stop("echo `ls"), Stop::Broken);
     assert_eq!(stop("echo ${x"), Stop::Broken);
-    assert_eq!(stop("echo )"), Stop::Broken);
-    assert_eq!(stop("(echo"), Stop::Broken);
+    assert_eq!(stop("echo )"), Stop::Unread);
+    assert_eq!(stop("(echo"), Stop::Unread);
     assert_eq!(stop("cat <"), Stop::Broken);
     assert_eq!(stop(&"$(".repeat(100)), Stop::TooDeep);
 }
@@ -195,7 +195,10 @@ fn text_bash_rejects_runs_nothing_of_its_line() {
     assert_eq!(judge("echo 'herdr agent wait x"), Verdict::Allow);
     assert_eq!(judge("herdr agent wait x 'unbalanced"), Verdict::Allow);
     assert_eq!(judge("herdr agent prompt p \"hi --wait"), Verdict::Allow);
-    assert_eq!(judge("echo $(herdr agent wait x"), Verdict::Allow);
+    // An unclosed `(` or `$(`: the lexer may have taken a `)` for something
+    // else, so the word-sequence rule judges it.
+    assert_eq!(judge("echo $(herdr agent wait x"), Verdict::BlockEndTurn);
+    assert_eq!(judge("(herdr agent wait x"), Verdict::BlockEndTurn);
     // The complete lines before it ran.
     assert_eq!(
         judge("herdr agent wait x\necho 'unbalanced"),
