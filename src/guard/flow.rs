@@ -28,7 +28,7 @@ use super::lexer::End;
 const LIMIT: usize = 256;
 
 /// A scope of the text.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Scope {
     /// `entries.len()` when it opened.
     start: usize,
@@ -43,29 +43,15 @@ struct Scope {
 }
 
 /// The names surely assigned so far, by scope.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(super) struct Flow {
     entries: Vec<Vec<u8>>,
-    /// The text's own scope first, then the open ones, innermost last.
+    /// The text's own scope (its marks; it never closes).
+    root: Scope,
+    /// The open scopes, innermost last.
     scopes: Vec<Scope>,
     /// A function header was read: the next scope is its body.
     header: Option<Vec<u8>>,
-}
-
-impl Default for Flow {
-    fn default() -> Flow {
-        Flow {
-            entries: Vec::new(),
-            scopes: vec![Scope {
-                start: 0,
-                list: 0,
-                pipe: 0,
-                function: None,
-                blind: false,
-            }],
-            header: None,
-        }
-    }
 }
 
 impl Flow {
@@ -85,11 +71,14 @@ impl Flow {
     /// The innermost scope closes: what it assigned is forgotten.
     pub(super) fn close(&mut self) {
         self.header = None;
-        if self.scopes.len() > 1 {
-            if let Some(s) = self.scopes.pop() {
-                self.entries.truncate(s.start);
-            }
+        if let Some(s) = self.scopes.pop() {
+            self.entries.truncate(s.start);
         }
+    }
+
+    /// The innermost scope.
+    fn current(&mut self) -> &mut Scope {
+        self.scopes.last_mut().unwrap_or(&mut self.root)
     }
 
     /// `NAME ()` or `function NAME`: the next scope is the body of `NAME`.
@@ -114,27 +103,23 @@ impl Flow {
     pub(super) fn end(&mut self, end: End) {
         self.header = None;
         let n = self.entries.len();
-        let (start, list, pipe) = match self.scopes.last() {
-            Some(s) => (s.start, s.list, s.pipe),
-            None => (0, 0, 0),
-        };
+        let s = self.current();
         let keep = match end {
-            End::Pipe => pipe,
-            End::Amp => list,
+            End::Pipe => s.pipe,
+            End::Amp => s.list,
             End::Seq | End::AndOr => n,
-        };
-        self.entries.truncate(keep.max(start));
-        let n = self.entries.len();
-        if let Some(s) = self.scopes.last_mut() {
-            match end {
-                End::Seq | End::Amp => {
-                    s.list = n;
-                    s.pipe = n;
-                }
-                End::AndOr => s.pipe = n,
-                End::Pipe => {}
-            }
         }
+        .max(s.start);
+        let n = keep.min(n);
+        match end {
+            End::Seq | End::Amp => {
+                s.list = n;
+                s.pipe = n;
+            }
+            End::AndOr => s.pipe = n,
+            End::Pipe => {}
+        }
+        self.entries.truncate(n);
     }
 
     /// Whether `name` is surely assigned here.

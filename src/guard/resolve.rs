@@ -827,7 +827,7 @@ impl Values {
     }
 
     fn alternatives_at(&self, u: &Use, ifs: &[Vec<u8>], depth: u32) -> Option<Vec<Words>> {
-        if depth > FORWARD_DEPTH || self.all_unknown || self.unknown.iter().any(|n| *n == u.name) {
+        if depth > FORWARD_DEPTH || self.all_unknown || self.unknown.contains(&u.name) {
             return None;
         }
         let mut values: Vec<Value> = self
