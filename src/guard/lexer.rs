@@ -226,11 +226,11 @@ pub(super) trait Sink {
 
 /// Lexer state over one text (the whole command, or a script re-read from a
 /// word such as the argument of `sh -c`).
-pub(super) struct Lexer<'s, 'k> {
+pub(super) struct Lexer<'s, 'k, S: Sink> {
     src: &'s [u8],
     pos: usize,
     depth: u32,
-    sink: &'k mut dyn Sink,
+    sink: &'k mut S,
     heredocs: Vec<Heredoc>,
     next_id: u32,
     /// Reused allocations for the words handed up.
@@ -308,15 +308,10 @@ fn run_len(s: &[u8], class: u8) -> usize {
         .unwrap_or(s.len())
 }
 
-impl<'s, 'k> Lexer<'s, 'k> {
+impl<'s, 'k, S: Sink> Lexer<'s, 'k, S> {
     /// A lexer over `src` at nesting depth `depth`, handing what it reads to
     /// `sink`; `stack_base` is the [`stack_mark`] of the first frame.
-    pub(super) fn new(
-        src: &'s [u8],
-        depth: u32,
-        stack_base: usize,
-        sink: &'k mut dyn Sink,
-    ) -> Self {
+    pub(super) fn new(src: &'s [u8], depth: u32, stack_base: usize, sink: &'k mut S) -> Self {
         Lexer {
             src,
             pos: 0,
