@@ -148,8 +148,20 @@ fn guard_agrees_with_bash_on_generated_commands() {
         &with_sh,
         oracle::Oracle::shared_cwd,
     );
+    // Herdr's arguments from values of the same text (issue 31), in the same
+    // contexts: no bypass, and the false positives counted.
+    let values = generate::value_candidates(seed, count / 4);
+    let values = compare(
+        &format!(
+            "seed {seed:#x}, {} candidates with values as arguments, sh = bash",
+            values.len()
+        ),
+        &values,
+        oracle::Oracle::shared_cwd_bash_sh,
+    );
     assert_no_bypass(&main);
     assert_no_bypass(&dash);
+    assert_no_bypass(&values);
     assert!(
         main.waits > count / 10,
         "too few generated waits ran: {}",

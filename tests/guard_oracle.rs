@@ -84,3 +84,26 @@ fn the_oracle_sees_a_wait() {
     let got: Vec<i32> = oracle.run(&cmds, 8).iter().map(|o| o.verdict).collect();
     assert_eq!(got, vec![2, 0, 1, 0, 2, 2, 2]);
 }
+
+/// A tool for adding corpus lines, not a check: with `HL_GUARD_LABEL=FILE`
+/// (one command per line, corpus escapes), prints for each what bash ran and
+/// what the guard says (`bash guard command`), so that every new line is
+/// labelled by bash. Without the variable it does nothing.
+#[test]
+fn label_commands_from_a_file() {
+    let Some(path) = std::env::var_os("HL_GUARD_LABEL") else {
+        return;
+    };
+    let text = std::fs::read_to_string(&path).expect("read HL_GUARD_LABEL");
+    let raws: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let cmds: Vec<String> = raws.iter().map(|l| corpus::decode(l)).collect();
+    let outs = oracle::Oracle::new().run(&cmds, 64);
+    for ((raw, cmd), o) in raws.iter().zip(&cmds).zip(&outs) {
+        let guard = herdr_link::guard::judge(cmd).code();
+        oracle::note(&format!(
+            "{} {guard} {raw}{}",
+            o.verdict,
+            if o.timed_out { "  (timed out)" } else { "" }
+        ));
+    }
+}

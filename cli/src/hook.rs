@@ -10,11 +10,18 @@
 //! operator log. No runtime, no bootstrap, no Herdr call. Gemini CLI (`BeforeTool`) and Qwen
 //! Code (`PreToolUse`) take the same exit status 2 with the reason on stderr
 //! (docs/hosts-gemini-qwen.md).
+//!
+//! With `--shim DIR` (setup writes it for hosts whose commands it runs with the herdr shim first
+//! on PATH) a `herdr` whose arguments the text cannot know (`herdr "$@"` with values from
+//! outside the command) is left to the shim, which judges the real argv at exec: the guard asks
+//! [`guard::judge_with`] with [`ExecLayer::Shim`] while `DIR/herdr` exists. Without it, or with
+//! the shim gone, the cautious verdict stays.
 
 use std::io::{Read, Write};
+use std::path::Path;
 use std::time::Instant;
 
-use herdr_link::guard::{self, Verdict};
+use herdr_link::guard::{self, ExecLayer, Verdict};
 use herdr_link::oplog;
 use serde_json::Value;
 
@@ -129,21 +136,43 @@ fn parse(host: Host, input: &[u8]) -> Result<(String, Option<String>), (String, 
     Ok((command.to_string(), session))
 }
 
-/// The whole decision for one input; `lookup` asks the host's live server whether it is
-/// active for a Claude Code session id (called only when the command would be blocked in an
-/// active session). Only Claude Code gives both sides its session id, so only its id is asked
-/// with; elsewhere an id in the server's environment (leaked from an outer Claude Code) means
-/// nothing.
+/// Whether the shim directory `dir` (from `--shim`) still holds the shim (a `herdr` there that
+/// resolves to a file; a dangling link would let the lookup go on to the real Herdr): then the
+/// host's commands run `herdr` through it.
+pub fn shim_in_place(dir: Option<&Path>) -> bool {
+    dir.is_some_and(|d| std::fs::metadata(d.join("herdr")).is_ok_and(|m| m.is_file()))
+}
+
+/// The whole decision for one input; `shim` says whether the host's commands run `herdr`
+/// through the shim (asked only when the cautious verdict blocks); `lookup` asks the host's live
+/// server whether it is active for a Claude Code session id (called only when the command would
+/// be blocked in an active session). Only Claude Code gives both sides its session id, so only
+/// its id is asked with; elsewhere an id in the server's environment (leaked from an outer
+/// Claude Code) means nothing.
 pub fn decide(
     host: Host,
     input: &[u8],
+    shim: impl FnOnce() -> bool,
     lookup: impl FnOnce(Option<&str>) -> Result<Lookup, String>,
 ) -> Decision {
     let (command, session) = match parse(host, input) {
         Ok(p) => p,
         Err((why, session)) => return Decision::allow(Some(why), session),
     };
-    let verdict = guard::judge(&command);
+    let mut verdict = guard::judge(&command);
+    if verdict != Verdict::Allow && shim() {
+        let cautious = verdict;
+        verdict = guard::judge_with(&command, ExecLayer::Shim);
+        if verdict == Verdict::Allow {
+            return Decision::allow(
+                Some(format!(
+                    "verdict {} left to the herdr shim: the text does not fix herdr's arguments",
+                    cautious.code()
+                )),
+                session,
+            );
+        }
+    }
     let Some(reason) = verdict.reason_for(host.send_form()) else {
         return Decision::allow(None, session);
     };
@@ -181,8 +210,9 @@ pub fn decide(
     }
 }
 
-/// Runs the hook on stdin; returns the exit status (0 allow, [`EXIT_BLOCK`] block).
-pub fn run(host: Host) -> i32 {
+/// Runs the hook on stdin; returns the exit status (0 allow, [`EXIT_BLOCK`] block). `shim`:
+/// the `--shim DIR` the hook was registered with.
+pub fn run(host: Host, shim: Option<&Path>) -> i32 {
     let started = Instant::now();
     let mut input = Vec::new();
     let read = std::io::stdin()
@@ -194,8 +224,15 @@ pub fn run(host: Host) -> i32 {
         Ok(_) if input.len() as u64 > MAX_INPUT => {
             Decision::allow(Some(format!("hook input over {MAX_INPUT} bytes")), None)
         }
-        Ok(_) => std::panic::catch_unwind(|| decide(host, &input, activation::lookup_self))
-            .unwrap_or_else(|_| Decision::allow(Some("internal error (panic)".into()), None)),
+        Ok(_) => std::panic::catch_unwind(|| {
+            decide(
+                host,
+                &input,
+                || shim_in_place(shim),
+                activation::lookup_self,
+            )
+        })
+        .unwrap_or_else(|_| Decision::allow(Some("internal error (panic)".into()), None)),
     };
     if let Some((code, detail)) = &decision.log {
         let session = match &decision.session {
@@ -223,6 +260,11 @@ mod tests {
     const PROMPT: &str = r#"{"session_id":"s1","tool_name":"Bash","tool_input":{"command":"herdr agent prompt beta hi --wait"}}"#;
     const LS: &str = r#"{"session_id":"s1","tool_name":"Bash","tool_input":{"command":"ls -la"}}"#;
 
+    /// No shim in place (the cautious verdicts).
+    fn no_shim() -> bool {
+        false
+    }
+
     /// A live server recording `session` (its Claude Code session id), answering as the
     /// presence socket does.
     fn active(session: Option<&str>) -> impl FnOnce(Option<&str>) -> Result<Lookup, String> {
@@ -240,43 +282,126 @@ mod tests {
 
     #[test]
     fn blocks_only_active_sessions() {
-        let d = decide(Host::Claude, WAIT.as_bytes(), active(None));
+        let d = decide(Host::Claude, WAIT.as_bytes(), no_shim, active(None));
         assert_eq!(d.block, Verdict::BlockEndTurn.reason());
         assert_eq!(d.log.unwrap().0, "block_end_turn");
         // Codex has only the gateway's send action: the reason never names herdr_link_send.
-        let d = decide(Host::Codex, PROMPT.as_bytes(), active(None));
+        let d = decide(Host::Codex, PROMPT.as_bytes(), no_shim, active(None));
         assert_eq!(
             d.block,
             Verdict::Block.reason_for(guard::SendForm::GatewayAction)
         );
         assert!(!d.block.unwrap().contains("herdr_link_send"));
-        let d = decide(Host::Claude, PROMPT.as_bytes(), active(None));
+        let d = decide(Host::Claude, PROMPT.as_bytes(), no_shim, active(None));
         assert_eq!(d.block, Verdict::Block.reason());
-        let d = decide(Host::Claude, WAIT.as_bytes(), |_| Ok(Lookup::Dormant));
+        let d = decide(Host::Claude, WAIT.as_bytes(), no_shim, |_| {
+            Ok(Lookup::Dormant)
+        });
         assert_eq!(d.block, None);
         assert!(d.log.unwrap().1.contains("dormant"));
-        let d = decide(Host::Claude, WAIT.as_bytes(), |_| Err("boom".into()));
+        let d = decide(Host::Claude, WAIT.as_bytes(), no_shim, |_| {
+            Err("boom".into())
+        });
         assert_eq!(d.block, None);
+    }
+
+    /// With the shim in place, a `herdr` whose arguments the text cannot know is the shim's to
+    /// judge; what the text shows surely waits is still blocked here; the shim's presence is
+    /// asked only when the cautious verdict blocks, and a `--shim DIR` without the shim in it
+    /// keeps the cautious verdict.
+    #[test]
+    fn unknown_arguments_are_left_to_the_shim() {
+        let input = |cmd: &str| {
+            serde_json::json!({"session_id":"s1","tool_name":"Bash","tool_input":{"command":cmd}})
+                .to_string()
+        };
+        let unknown = input("herdr \"$@\"");
+        let d = decide(Host::Claude, unknown.as_bytes(), || true, active(None));
+        assert_eq!(d.block, None);
+        assert!(d.log.unwrap().1.contains("left to the herdr shim"));
+        let d = decide(Host::Claude, unknown.as_bytes(), no_shim, active(None));
+        assert_eq!(d.block, Verdict::BlockEndTurn.reason());
+        let prompt = input("herdr agent prompt beta hi $OPTS");
+        assert!(
+            decide(Host::Claude, prompt.as_bytes(), || true, active(None))
+                .block
+                .is_none()
+        );
+        assert!(
+            decide(Host::Claude, prompt.as_bytes(), no_shim, active(None))
+                .block
+                .is_some()
+        );
+        // Surely a wait: blocked whatever the shim.
+        for sure in [
+            "herdr agent wait \"$PEER\"",
+            "herdr agent prompt \"$P\" \"$MSG\" --wait",
+        ] {
+            let d = decide(Host::Claude, input(sure).as_bytes(), || true, active(None));
+            assert!(d.block.is_some(), "{sure}");
+        }
+        // Not through PATH: an absolute path, or PATH changed, misses the shim.
+        for missed in [
+            "/opt/herdr/bin/herdr \"$@\"",
+            "PATH=/opt/herdr/bin herdr \"$@\"",
+            "sudo herdr \"$@\"",
+            "bash -lc 'herdr \"$@\"'",
+        ] {
+            let d = decide(
+                Host::Claude,
+                input(missed).as_bytes(),
+                || true,
+                active(None),
+            );
+            assert!(d.block.is_some(), "{missed}");
+        }
+        decide(
+            Host::Claude,
+            LS.as_bytes(),
+            || panic!("asked"),
+            active(None),
+        );
+        let dir = std::env::temp_dir().join(format!("hl-hook-shim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(!shim_in_place(Some(&dir)));
+        assert!(!shim_in_place(None));
+        std::os::unix::fs::symlink("/nonexistent/herdr-link", dir.join("herdr")).unwrap();
+        assert!(!shim_in_place(Some(&dir)), "a dangling link is no shim");
+        std::fs::remove_file(dir.join("herdr")).unwrap();
+        std::os::unix::fs::symlink(std::env::current_exe().unwrap(), dir.join("herdr")).unwrap();
+        assert!(shim_in_place(Some(&dir)));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn allowed_commands_never_read_the_state() {
-        let d = decide(Host::Claude, LS.as_bytes(), |_| panic!("looked up"));
+        let d = decide(Host::Claude, LS.as_bytes(), no_shim, |_| {
+            panic!("looked up")
+        });
         assert_eq!(d, Decision::allow(None, Some("s1".into())));
     }
 
     #[test]
     fn claude_session_ids_must_match_when_both_are_known() {
-        assert!(decide(Host::Claude, WAIT.as_bytes(), active(Some("s1")))
-            .block
-            .is_some());
-        assert!(decide(Host::Claude, WAIT.as_bytes(), active(Some("other")))
-            .block
-            .is_none());
+        assert!(
+            decide(Host::Claude, WAIT.as_bytes(), no_shim, active(Some("s1")))
+                .block
+                .is_some()
+        );
+        assert!(decide(
+            Host::Claude,
+            WAIT.as_bytes(),
+            no_shim,
+            active(Some("other"))
+        )
+        .block
+        .is_none());
         let no_id = r#"{"tool_name":"Bash","tool_input":{"command":"herdr agent wait b"}}"#;
-        assert!(decide(Host::Claude, no_id.as_bytes(), active(Some("s1")))
-            .block
-            .is_some());
+        assert!(
+            decide(Host::Claude, no_id.as_bytes(), no_shim, active(Some("s1")))
+                .block
+                .is_some()
+        );
     }
 
     #[test]
@@ -303,14 +428,17 @@ mod tests {
                 Host::Gemini,
                 Host::Qwen,
             ] {
-                let d = decide(host, c.as_bytes(), active(None));
+                let d = decide(host, c.as_bytes(), no_shim, active(None));
                 assert_eq!(d.block, None, "{host:?} {c}");
                 assert_eq!(d.log.as_ref().map(|l| l.0), Some("allow"), "{c}");
             }
         }
         let mut junk = vec![0xff, 0xfe];
         junk.extend_from_slice(WAIT.as_bytes());
-        assert_eq!(decide(Host::Claude, &junk, active(None)).block, None);
+        assert_eq!(
+            decide(Host::Claude, &junk, no_shim, active(None)).block,
+            None
+        );
     }
 
     #[test]
@@ -318,7 +446,7 @@ mod tests {
         // Every proper prefix of a blocking input is malformed JSON: never a block.
         for host in [Host::Claude, Host::Codex] {
             for end in 0..WAIT.len() {
-                let d = decide(host, &WAIT.as_bytes()[..end], active(None));
+                let d = decide(host, &WAIT.as_bytes()[..end], no_shim, active(None));
                 assert_eq!(d.block, None, "{:?}", &WAIT[..end]);
             }
         }
@@ -328,7 +456,7 @@ mod tests {
             for b in [b'"', b'{', b'}', 0u8, 0xff, b'x'] {
                 let mut bytes = WAIT.as_bytes().to_vec();
                 bytes[i] = b;
-                let d = decide(Host::Claude, &bytes, active(None));
+                let d = decide(Host::Claude, &bytes, no_shim, active(None));
                 if d.block.is_some() {
                     let v: Value = serde_json::from_slice(&bytes).unwrap();
                     assert_eq!(v["tool_name"], "Bash");
@@ -345,11 +473,11 @@ mod tests {
     #[test]
     fn gemini_and_qwen_shapes() {
         let gemini = r#"{"session_id":"7193107f","transcript_path":"/t","cwd":"/p","hook_event_name":"BeforeTool","timestamp":"2026-12-01T21:45:34.120Z","tool_name":"run_shell_command","tool_input":{"command":"herdr agent wait beta","description":"d"}}"#;
-        let d = decide(Host::Gemini, gemini.as_bytes(), active(None));
+        let d = decide(Host::Gemini, gemini.as_bytes(), no_shim, active(None));
         assert_eq!(d.block, Verdict::BlockEndTurn.reason());
         assert_eq!(d.session.as_deref(), Some("7193107f"));
         let qwen = r#"{"session_id":"94bf","hook_event_name":"PreToolUse","permission_mode":"auto","tool_name":"run_shell_command","tool_input":{"command":"herdr agent prompt beta hi --wait"},"tool_use_id":"toolu_1","tool_call_id":"call_1"}"#;
-        let d = decide(Host::Qwen, qwen.as_bytes(), active(None));
+        let d = decide(Host::Qwen, qwen.as_bytes(), no_shim, active(None));
         assert_eq!(
             d.block,
             Verdict::Block.reason_for(guard::SendForm::GatewayAction)
@@ -357,12 +485,13 @@ mod tests {
         let d = decide(
             Host::Gemini,
             qwen.replace("--wait", "").as_bytes(),
+            no_shim,
             active(None),
         );
         assert_eq!(d.block, None);
         let prompt = gemini.replace("agent wait beta", "agent prompt beta hi --wait");
         assert_eq!(
-            decide(Host::Gemini, prompt.as_bytes(), active(None)).block,
+            decide(Host::Gemini, prompt.as_bytes(), no_shim, active(None)).block,
             Verdict::Block.reason_for(guard::SendForm::Either)
         );
         // Another tool, or Claude Code's shape, is not a shell call of these hosts.
@@ -371,35 +500,44 @@ mod tests {
             WAIT.to_string(),
         ] {
             for host in [Host::Gemini, Host::Qwen] {
-                assert_eq!(decide(host, other.as_bytes(), active(None)).block, None);
+                assert_eq!(
+                    decide(host, other.as_bytes(), no_shim, active(None)).block,
+                    None
+                );
             }
         }
         // Only Claude Code's session ids are compared.
-        assert!(
-            decide(Host::Qwen, qwen.as_bytes(), active(Some("claude-outer")))
-                .block
-                .is_some()
-        );
+        assert!(decide(
+            Host::Qwen,
+            qwen.as_bytes(),
+            no_shim,
+            active(Some("claude-outer"))
+        )
+        .block
+        .is_some());
     }
 
     #[test]
     fn opencode_shape() {
         let wait = r#"{"tool":"bash","sessionID":"ses_1","args":{"command":"herdr agent wait b"}}"#;
-        let d = decide(Host::OpenCode, wait.as_bytes(), active(None));
+        let d = decide(Host::OpenCode, wait.as_bytes(), no_shim, active(None));
         assert_eq!(d.block, Verdict::BlockEndTurn.reason());
         assert_eq!(d.session.as_deref(), Some("ses_1"));
         // Only Claude Code's session ids are compared.
         let d = decide(
             Host::OpenCode,
             wait.as_bytes(),
+            no_shim,
             active(Some("claude-outer")),
         );
         assert!(d.block.is_some());
         let codex = WAIT.replace("s1", "codex-session");
-        assert!(decide(Host::Codex, codex.as_bytes(), active(Some("s1")))
-            .block
-            .is_some());
-        assert!(decide(Host::Claude, wait.as_bytes(), active(None))
+        assert!(
+            decide(Host::Codex, codex.as_bytes(), no_shim, active(Some("s1")))
+                .block
+                .is_some()
+        );
+        assert!(decide(Host::Claude, wait.as_bytes(), no_shim, active(None))
             .block
             .is_none());
     }

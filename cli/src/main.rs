@@ -19,7 +19,8 @@ const USAGE: &str = "usage:
   herdr-link mcp [--context-dir DIR] [--host HOST] [--server-name NAME]
                                        serve MCP over stdio (start's config is read under DIR,
                                        default: the current directory)
-  herdr-link guard --host HOST         pre-tool hook (HOST: claude, codex, opencode, gemini or qwen): reads the
+  herdr-link guard --host HOST [--shim DIR]
+                                       pre-tool hook (HOST: claude, codex, opencode, gemini or qwen): reads the
                                        hook JSON on stdin; exit 2 + reason on stderr blocks a
                                        Herdr wait of an activated session, exit 0 allows
   herdr-link doctor [--pane PANE]      read-only diagnosis of the Herdr environment (exit 0 or 1)
@@ -64,7 +65,8 @@ moved pane, as Link does) and `agent list`; renames and prompts nothing.
   --pane PANE   diagnose this pane instead of $HERDR_PANE_ID (as a Herdr plugin action, the
                 pane in HERDR_PLUGIN_CONTEXT_JSON is used)";
 
-const GUARD_HELP: &str = "usage: herdr-link guard --host claude|codex|opencode|gemini|qwen
+const GUARD_HELP: &str =
+    "usage: herdr-link guard --host claude|codex|opencode|gemini|qwen [--shim DIR]
 
 The Bash guard as a pre-tool command hook (Claude Code and Codex: PreToolUse, matcher Bash;
 Gemini CLI: BeforeTool, Qwen Code: PreToolUse, both matcher run_shell_command; OpenCode on the
@@ -72,6 +74,10 @@ MCP route: the plugin herdr-link setup opencode writes). Reads the host's hook
 JSON on stdin. Once this host session activated Herdr Link through its herdr_link MCP server,
 `herdr agent wait` and `herdr agent prompt --wait` are blocked: exit status 2, the reason on
 stderr. Everything else, and any unexpected input, is allowed: exit status 0, no output.
+
+  --shim DIR   the host runs its commands with the herdr shim DIR first on PATH (setup writes
+               this where it puts the shim there): while DIR/herdr exists, a herdr whose
+               arguments the text cannot know is left to the shim, which judges the real argv
 See docs/guard.md.";
 
 /// `herdr-link <command> --help`: the command's own usage.
@@ -104,6 +110,8 @@ enum Command {
     UsageOf(&'static str),
     Guard {
         host: hook::Host,
+        /// `--shim DIR`: the shim directory the host's commands have first on PATH.
+        shim: Option<PathBuf>,
     },
     /// `shim-env --dir DIR` (Claude Code's SessionStart hook).
     ShimEnv {
@@ -143,15 +151,7 @@ fn parse(args: &[String]) -> Result<Command, String> {
             [id] => Ok(Command::PluginAction(id.clone())),
             _ => Err("plugin-action needs one action id (herdr-link plugin-action --help)".into()),
         },
-        "guard" => {
-            let host =
-                option("--host")?.ok_or("guard needs --host claude|codex|opencode|gemini|qwen")?;
-            hook::Host::parse(&host)
-                .map(|host| Command::Guard { host })
-                .ok_or_else(|| {
-                    format!("unknown --host {host:?}: use claude, codex, opencode, gemini or qwen")
-                })
-        }
+        "guard" => parse_guard(rest),
         "shim-env" => Ok(Command::ShimEnv {
             dir: option("--dir")?
                 .map(PathBuf::from)
@@ -161,6 +161,38 @@ fn parse(args: &[String]) -> Result<Command, String> {
         "--help" | "-h" | "help" if rest.is_empty() => Ok(Command::Help),
         other => Err(format!("unknown command: {other}")),
     }
+}
+
+/// `guard --host HOST [--shim DIR]`, each at most once, as `--flag value` or `--flag=value`.
+fn parse_guard(rest: &[String]) -> Result<Command, String> {
+    let (mut host, mut shim) = (None, None);
+    let mut it = rest.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) => (f, Some(v.to_string())),
+            None => (arg.as_str(), None),
+        };
+        let slot = match flag {
+            "--host" => &mut host,
+            "--shim" => &mut shim,
+            _ => return Err(format!("unexpected arguments: {}", rest.join(" "))),
+        };
+        let value = match inline {
+            Some(v) => v,
+            None => it.next().cloned().ok_or(format!("{flag} needs a value"))?,
+        };
+        if slot.replace(value).is_some() {
+            return Err(format!("{flag} given twice"));
+        }
+    }
+    let host = host.ok_or("guard needs --host claude|codex|opencode|gemini|qwen")?;
+    let host = hook::Host::parse(&host).ok_or_else(|| {
+        format!("unknown --host {host:?}: use claude, codex, opencode, gemini or qwen")
+    })?;
+    Ok(Command::Guard {
+        host,
+        shim: shim.map(PathBuf::from),
+    })
 }
 
 /// `mcp [--context-dir DIR] [--host HOST] [--server-name NAME]`, each at most once, as
@@ -258,7 +290,7 @@ fn main() {
             println!("{help}");
             0
         }
-        Ok(Command::Guard { host }) => hook::run(host),
+        Ok(Command::Guard { host, shim }) => hook::run(host, shim.as_deref()),
         Ok(Command::ShimEnv { dir }) => setup::shim::env_hook(&dir),
         Ok(Command::Version) => {
             println!("herdr-link {}", env!("CARGO_PKG_VERSION"));
@@ -329,25 +361,43 @@ mod tests {
         assert_eq!(
             p(&["guard", "--host", "claude"]),
             Ok(Command::Guard {
-                host: hook::Host::Claude
+                host: hook::Host::Claude,
+                shim: None
             })
         );
         assert_eq!(
             p(&["guard", "--host=codex"]),
             Ok(Command::Guard {
-                host: hook::Host::Codex
+                host: hook::Host::Codex,
+                shim: None
+            })
+        );
+        assert_eq!(
+            p(&["guard", "--host", "claude", "--shim", "/d s"]),
+            Ok(Command::Guard {
+                host: hook::Host::Claude,
+                shim: Some(PathBuf::from("/d s"))
+            })
+        );
+        assert_eq!(
+            p(&["guard", "--shim=/d", "--host=opencode"]),
+            Ok(Command::Guard {
+                host: hook::Host::OpenCode,
+                shim: Some(PathBuf::from("/d"))
             })
         );
         assert_eq!(
             p(&["guard", "--host", "gemini"]),
             Ok(Command::Guard {
-                host: hook::Host::Gemini
+                host: hook::Host::Gemini,
+                shim: None
             })
         );
         assert_eq!(
             p(&["guard", "--host=qwen"]),
             Ok(Command::Guard {
-                host: hook::Host::Qwen
+                host: hook::Host::Qwen,
+                shim: None
             })
         );
         assert_eq!(
@@ -356,6 +406,9 @@ mod tests {
         );
         assert!(p(&["guard"]).is_err());
         assert!(p(&["guard", "--host", "vim"]).is_err());
+        assert!(p(&["guard", "--host", "claude", "--shim"]).is_err());
+        assert!(p(&["guard", "--host", "claude", "--host", "codex"]).is_err());
+        assert!(p(&["guard", "--host", "claude", "--bogus"]).is_err());
         assert_eq!(p(&["--version"]), Ok(Command::Version));
         assert_eq!(p(&["-h"]), Ok(Command::Help));
         assert!(p(&[]).is_err());

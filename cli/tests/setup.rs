@@ -205,7 +205,8 @@ fn claude_user_level_merges_backs_up_is_idempotent_and_uninstalls() {
         json!([
             {"matcher":"Edit","hooks":[{"type":"command","command":"prettier --check"}]},
             {"matcher":"Bash","hooks":[{"type":"command",
-                "command":"'/opt/herdr link/bin/herdr-link' guard --host claude"}]}
+                "command":format!("'/opt/herdr link/bin/herdr-link' guard --host claude --shim {}",
+                    h.home().join(".local/share/herdr-link/shim").display())}]}
         ])
     );
     // The shim: its link, and the SessionStart hook that puts it first on PATH.
@@ -283,7 +284,10 @@ fn claude_project_level_with_a_current_herdr_pins_nothing() {
     assert_eq!(
         settings,
         json!({"hooks":{
-            "PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"/usr/bin/herdr-link guard --host claude"}]}],
+            "PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":format!(
+                "/usr/bin/herdr-link guard --host claude --shim {}",
+                h.home().join(".local/share/herdr-link/shim").display()
+            )}]}],
             "SessionStart":[{"hooks":[{"type":"command","command":format!(
                 "/usr/bin/herdr-link shim-env --dir {}",
                 h.home().join(".local/share/herdr-link/shim").display()
@@ -371,7 +375,10 @@ fn codex_keeps_comments_and_order_and_passes_the_herdr_variables() {
     let hooks: Value = serde_json::from_str(&h.read("codex/hooks.json")).unwrap();
     assert_eq!(
         hooks,
-        json!({"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"/usr/bin/herdr-link guard --host codex"}]}]}})
+        json!({"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":format!(
+            "/usr/bin/herdr-link guard --host codex --shim {}",
+            h.home().join(".local/share/herdr-link/shim").display()
+        )}]}]}})
     );
     assert_eq!(h.backups().len(), 1);
 
@@ -412,7 +419,7 @@ fn opencode_adds_the_server_and_the_guard_plugin() {
     );
     let plugin = h.read("xdg/opencode/plugins/herdr-link-guard.js");
     assert!(plugin.contains("const HERDR_LINK = \"/usr/bin/herdr-link\"\n"));
-    assert!(plugin.contains("[\"guard\", \"--host\", \"opencode\"]"));
+    assert!(plugin.contains("[\"guard\", \"--host\", \"opencode\", \"--shim\", SHIM_DIR]"));
     let first = h.snapshot();
     ok(&run(&[]));
     assert_eq!(h.snapshot(), first);

@@ -1,14 +1,552 @@
-//! Analysis of one simple command: skips assignments, reserved words and
-//! wrappers, recognises Herdr and judges its argv, and re-parses the scripts
-//! handed to shells, `eval`, `env -S`, `watch`, `find -exec` and `xargs`.
+//! Analysis of the commands the lexer hands up: skips assignments, reserved
+//! words and wrappers, recognises Herdr and judges its argv by the wait
+//! policy, and reads again the scripts handed to shells, `eval`, `env -S`,
+//! `watch`, `find -exec` and `xargs` (with a new [`Lexer`] each: the
+//! analysis calls the lexer, never the other way round).
 
-use super::lexer::{Alias, Analysis, Parser, Stop, R};
-use super::policy;
-use super::resolve::{self, Form, Pending, UseKind, Value, Values};
-use super::words::{pat_match, ASSIGN, BRACE, DYN, HVAR, NODASH, QUOTED, SPLIT, S_ANY, W};
+use super::expand::{
+    basename, brace_expand, command_opts, command_script, env_split_words, is_name, join, join_raw,
+    push_quoted, skip_opts, substituted, with_substitutions, ANY,
+};
+use super::fallback;
+use super::flow::Flow;
+use super::lexer::{self, closes_compound, is_name_char, End, Lexer, Simple, Sink, Stop, Text, R};
+use super::policy::{self, Verdict};
+use super::resolve::{self, Allowed, Arg, Pending, Use, UseKind, Value, Values};
+use super::words::{pat_match, ASSIGN, BRACE, DYN, HERESTR, HVAR, NODASH, QUOTED, SPLIT, S_ANY, W};
 
-/// A word standing for one unknown argument.
-const ANY: &[u8] = &[S_ANY];
+/// Work allowed for re-analysis (re-parsed scripts, heredoc bodies, rebuilt
+/// word lists), as a multiple of the input length plus a constant. Beyond
+/// it the word-sequence rule decides, which keeps chains such as
+/// `eval eval eval ...` linear.
+const BUDGET_FACTOR: usize = 2;
+const BUDGET_BASE: usize = 64 * 1024;
+
+/// An alias the input defines.
+#[derive(Debug, Clone)]
+struct Alias {
+    name: Vec<u8>,
+    value: Vec<u8>,
+    /// Depth of the script that defined it (or ran the script that did).
+    owner: u32,
+    /// Defined on the line being read by its owner, so not yet in effect
+    /// there (bash expands aliases when it reads a line, before running it).
+    pending: bool,
+}
+
+impl Alias {
+    /// Whether a command read by a script at `depth` sees the alias: from
+    /// the owner's next line, or in any script read later (`eval`, ...).
+    fn usable_at(&self, depth: u32) -> bool {
+        !self.pending || self.owner < depth
+    }
+}
+
+/// What the analysis found in one text (the whole input, or a script read
+/// again from a word): its verdict and how sure it is, and the state of its
+/// compound commands.
+#[derive(Debug)]
+struct Frame {
+    /// Strongest verdict found so far.
+    verdict: Verdict,
+    /// The command run comes from text the analysis cannot follow exactly
+    /// (a shell reading a pipe, a command word from a substitution or a
+    /// variable, an alias, ...): the whole text is also judged by the loose
+    /// word-sequence rule.
+    loose: bool,
+    /// Verdict and loose flag as of the last complete top-level command
+    /// (what bash has run when it meets a syntax error after it).
+    committed: (Verdict, bool),
+    /// Open compound commands, innermost last: `i` if (before `then`), `t`
+    /// then/elif body, `e` else body, `w` while/until/for/select (before
+    /// `do`), `d` do body, `c` case, `{` brace group.
+    open: Vec<u8>,
+    /// Inside a command made up by the analysis (`xargs CMD`, `find -exec`):
+    /// reserved words there are plain command names.
+    made_up: u32,
+    /// The names surely assigned at the point being read.
+    flow: Flow,
+    /// The command being analysed stands after `&&`, `||` or `|` in its
+    /// scope: what it assigns is not surely assigned after it.
+    after: bool,
+    /// `for NAME in WORDS` was read: at its `do`, `NAME` is surely assigned.
+    for_name: Option<Vec<u8>>,
+}
+
+impl Frame {
+    fn new() -> Frame {
+        Frame {
+            verdict: Verdict::Allow,
+            loose: false,
+            committed: (Verdict::Allow, false),
+            open: Vec::new(),
+            made_up: 0,
+            flow: Flow::default(),
+            after: false,
+            for_name: None,
+        }
+    }
+}
+
+/// The key under which [`Flow`] follows a function definition (no variable
+/// has this name).
+fn function_key(name: &[u8]) -> Vec<u8> {
+    [b"()".as_slice(), name].concat()
+}
+
+/// Most Herdr commands whose arguments wait for the end of the input;
+/// beyond, they are judged at once with their uses unknown.
+const HERDR_USES_LIMIT: usize = 64;
+
+/// One argument of a Herdr command waiting for the end of the input.
+#[derive(Debug)]
+enum HerdrArg {
+    /// Judged as the classes it may have (see [`policy_classes`]), one word
+    /// or any number of them (`split`).
+    Classes(policy::Classes, bool),
+    /// A use of a value: its values when they are known, else `unknown`.
+    Value {
+        used: Use,
+        unknown: (policy::Classes, bool),
+    },
+}
+
+/// A Herdr command whose arguments use values (`herdr "${args[@]}"`).
+#[derive(Debug)]
+struct HerdrUse {
+    args: Vec<HerdrArg>,
+    /// The text guard leaves unknown words to the exec layer here.
+    relaxed: bool,
+}
+
+/// The analysis of one input: the [`Sink`] the lexer hands its commands to.
+pub(super) struct Analysis {
+    /// The text being read now.
+    frame: Frame,
+    /// Nesting depth of the command being analysed.
+    depth: u32,
+    /// That command stands inside a command or process substitution.
+    in_subst: bool,
+    /// Which static evaluations the text being read allows (see
+    /// [`super::resolve`]).
+    allowed: Allowed,
+    /// A re-parsed script allows less than its parent did (e.g. an escaped
+    /// `\x65cho() {...}` in a `$'...'` script): resolutions made before it
+    /// was seen may be wrong, so the caller judges again without any.
+    restricted_below: bool,
+    /// A static evaluation was used.
+    resolved_any: bool,
+    /// The input defines a function or an alias, whose body a producer
+    /// judged by [`Analysis::dyn_text`] may call.
+    defines_fn: bool,
+    /// [`Analysis::dyn_text`] judged only part of the input.
+    dyn_partial: bool,
+    /// Shells found reading their standard input.
+    bare_count: u32,
+    /// The plain value of the current command's here-string (for `read`).
+    herestr: Option<Vec<u8>>,
+    /// Aliases defined so far.
+    aliases: Vec<Alias>,
+    /// Values assigned anywhere in the input, and the uses waiting for them.
+    values: Values,
+    /// Remaining re-analysis work.
+    budget: usize,
+    /// [`lexer::stack_mark`] when the analysis began.
+    stack_base: usize,
+    /// The host runs `herdr` through the shim (`ExecLayer::Shim`).
+    shim: bool,
+    /// Inside a command reached through a wrapper or shell that does not
+    /// keep `PATH` (`sudo`, `env -i`, `bash -l`...): the shim may be missed.
+    path_lost: u32,
+    /// Herdr commands whose arguments use values.
+    herdr_uses: Vec<HerdrUse>,
+}
+
+/// What one analysis of an input found.
+pub(super) struct Outcome {
+    /// The verdict.
+    pub(super) verdict: Verdict,
+    /// A resolution was used although a re-parsed script allowed less: the
+    /// caller judges again without static evaluation.
+    pub(super) doubtful: bool,
+}
+
+/// One analysis of `src` with the static evaluations `allowed` permits;
+/// `shim`: unknown arguments of `herdr` are the exec layer's to judge.
+pub(super) fn judge(src: &[u8], allowed: Allowed, shim: bool) -> Outcome {
+    let mut a = Analysis {
+        frame: Frame::new(),
+        depth: 0,
+        in_subst: false,
+        allowed,
+        restricted_below: false,
+        resolved_any: false,
+        defines_fn: false,
+        dyn_partial: false,
+        bare_count: 0,
+        herestr: None,
+        aliases: Vec::new(),
+        values: Values::default(),
+        budget: src.len().saturating_mul(BUDGET_FACTOR) + BUDGET_BASE,
+        stack_base: lexer::stack_mark(),
+        shim,
+        path_lost: 0,
+        herdr_uses: Vec::new(),
+    };
+    let result = Lexer::new(src, 0, a.stack_base, &mut a).script();
+    a.depth = 0;
+    a.finish(src, result)
+}
+
+impl Analysis {
+    /// The verdict once the text is read (with `result`): the uses of
+    /// values are settled, and the fallback rules applied where the text
+    /// could not be followed.
+    fn finish(mut self, src: &[u8], result: R) -> Outcome {
+        // Uses of values wait for the end, where every definition is known.
+        // What they add counts for the committed part too (they may stand
+        // before a syntax error).
+        let (verdict_before, loose_before) = (self.frame.verdict, self.frame.loose);
+        self.frame.verdict = Verdict::Allow;
+        self.frame.loose = false;
+        let result = match result {
+            Ok(()) | Err(Stop::Syntax | Stop::Broken) => {
+                let settled = self.settle();
+                if settled.is_err() {
+                    // Out of budget with uses left: the whole input, loosely.
+                    self.frame.loose = true;
+                }
+                settled.and(result)
+            }
+            other => {
+                if !self.values.pending.is_empty() {
+                    // Uses that were never settled: the whole input, loosely.
+                    self.frame.loose = true;
+                }
+                other
+            }
+        };
+        let f = &mut self.frame;
+        f.committed.0 = f.committed.0.max(f.verdict);
+        f.committed.1 |= f.loose;
+        f.verdict = f.verdict.max(verdict_before);
+        f.loose |= loose_before;
+        let doubtful = self.restricted_below && self.resolved_any;
+        // A producer judged on its own text may call a function or an alias
+        // defined elsewhere in the input: then the whole input is judged loosely.
+        let elsewhere = self.defines_fn && self.dyn_partial;
+        let f = &self.frame;
+        let verdict = if f.loose || elsewhere {
+            // The command run comes from text the analysis cannot follow:
+            // judge the whole text loosely.
+            f.verdict.max(fallback::loose_sequence(src))
+        } else {
+            f.verdict
+        };
+        let verdict = match result {
+            Err(Stop::Done) => Verdict::BlockEndTurn,
+            // Bash ran the complete commands before the syntax error (a
+            // reserved word out of place, an unclosed quote or `$(`),
+            // nothing after: it reads a whole line before running it.
+            Err(Stop::Syntax | Stop::Broken) => {
+                let (v, committed_loose) = f.committed;
+                if committed_loose || elsewhere {
+                    v.max(fallback::loose_sequence(src))
+                } else {
+                    v
+                }
+            }
+            Ok(()) => verdict,
+            // Text the lexer cannot read, or too deep a nesting: also apply
+            // the conservative word-sequence rule (the loose one was applied
+            // above when a command came from text the analysis could not
+            // follow).
+            Err(_) => verdict.max(fallback::word_sequence(src)),
+        };
+        Outcome { verdict, doubtful }
+    }
+
+    /// Raises the verdict. The analysis goes on to the end of the line even
+    /// after the strongest verdict: a syntax error later on the line means
+    /// bash runs none of it.
+    fn bump(&mut self, v: Verdict) -> R {
+        self.frame.verdict = self.frame.verdict.max(v);
+        Ok(())
+    }
+
+    /// More than the allowed stack is in use.
+    fn stack_low(&self) -> bool {
+        lexer::stack_low(self.stack_base)
+    }
+
+    /// Analyses `text` as a script (`script`) or as an expanding heredoc
+    /// body, one level deeper, and merges the findings.
+    fn sub_parse(&mut self, text: &[u8], script: bool) -> R {
+        if self.depth + 1 > lexer::MAX_DEPTH || self.stack_low() {
+            return Err(Stop::TooDeep);
+        }
+        self.spend(text.len())?;
+        let depth = self.depth;
+        let parent_allowed = self.allowed;
+        self.allowed = parent_allowed.and(Allowed::for_input(text));
+        self.restricted_below |= self.allowed != parent_allowed;
+        let parent = std::mem::replace(&mut self.frame, Frame::new());
+        let (base, stack) = (depth + 1, self.stack_base);
+        let result = {
+            let lexer = Lexer::new(text, base, stack, self);
+            if script {
+                lexer.script()
+            } else {
+                lexer.expanding_body()
+            }
+        };
+        let sub = std::mem::replace(&mut self.frame, parent);
+        self.allowed = parent_allowed;
+        self.depth = depth;
+        for a in self.aliases.iter_mut().filter(|a| a.owner > depth) {
+            // Defined by a script this one ran (`eval 'alias ...'`): in
+            // effect from this script's next line.
+            a.owner = depth;
+            a.pending = true;
+        }
+        match result {
+            Err(Stop::Syntax) => {
+                // That shell runs what came before the error, then stops.
+                self.frame.verdict = self.frame.verdict.max(sub.committed.0);
+                self.frame.loose |= sub.committed.1;
+                Ok(())
+            }
+            Err(Stop::Broken) => {
+                // The text does not parse. Bash rejects it when it reads it
+                // (a script, a backquoted or here-document substitution at
+                // the time it runs) and goes on with the text around it; the
+                // text was built or unescaped here, so it is also judged by
+                // the word-sequence rule.
+                let v = sub.verdict.max(fallback::word_sequence(text));
+                self.frame.verdict = self.frame.verdict.max(v);
+                self.frame.loose |= sub.loose;
+                Ok(())
+            }
+            _ => {
+                self.frame.verdict = self.frame.verdict.max(sub.verdict);
+                self.frame.loose |= sub.loose;
+                result
+            }
+        }
+    }
+
+    /// Judges text that produces a command the analysis cannot follow (a
+    /// substitution's output, a script on a pipe): by the loose rule over
+    /// that text, or over the whole input when it uses values defined
+    /// elsewhere (`$NAME`, `"$@"`).
+    fn dyn_text(&mut self, raw: &[u8]) -> R {
+        let uses_values = raw.is_empty()
+            || raw.iter().enumerate().any(|(k, &c)| {
+                c == S_ANY
+                    || (c == b'$'
+                        && raw.get(k + 1).is_some_and(|&n| {
+                            is_name_char(n)
+                                || matches!(n, b'{' | b'@' | b'*' | b'#' | b'?' | b'!' | b'-')
+                        }))
+            });
+        if uses_values {
+            self.frame.loose = true;
+            Ok(())
+        } else {
+            self.dyn_partial = true;
+            self.bump(fallback::loose_sequence(raw))
+        }
+    }
+
+    /// Follows a reserved word at command position through the open
+    /// compound commands; a word out of place is a syntax error. Inside a
+    /// `case` (where patterns sit at command position) nothing is checked.
+    fn reserved_word(&mut self, w: &[u8]) -> R {
+        if self.frame.made_up > 0 {
+            return Ok(());
+        }
+        let frame = &mut self.frame;
+        let open = &mut frame.open;
+        let flow = &mut frame.flow;
+        let top = open.last().copied();
+        if matches!(
+            w,
+            b"if" | b"while" | b"until" | b"for" | b"select" | b"case" | b"{"
+        ) {
+            // The words after it stand first in a new scope.
+            frame.after = false;
+        }
+        let ok = match w {
+            b"if" => {
+                open.push(b'i');
+                flow.open(false);
+                true
+            }
+            b"while" | b"until" | b"for" | b"select" => {
+                open.push(b'w');
+                flow.open(false);
+                true
+            }
+            b"case" => {
+                open.push(b'c');
+                flow.open(true);
+                true
+            }
+            b"{" => {
+                open.push(b'{');
+                flow.open(false);
+                true
+            }
+            b"then" | b"elif" | b"else" | b"fi" | b"do" | b"done" | b"esac" | b"}" => {
+                let (need, next): (&[u8], Option<u8>) = match w {
+                    b"then" => (b"i", Some(b't')),
+                    b"elif" => (b"t", Some(b'i')),
+                    b"else" => (b"t", Some(b'e')),
+                    b"fi" => (b"te", None),
+                    b"do" => (b"w", Some(b'd')),
+                    b"done" => (b"d", None),
+                    b"esac" => (b"c", None),
+                    _ => (b"{", None),
+                };
+                match top {
+                    Some(t) if need.contains(&t) => {
+                        open.pop();
+                        flow.close();
+                        if let Some(n) = next {
+                            open.push(n);
+                            flow.open(false);
+                            if n == b'd' {
+                                // `for NAME in WORDS; do`: assigned before
+                                // each run of the body.
+                                if let Some(name) = frame.for_name.take() {
+                                    flow.assigned(&name);
+                                }
+                            }
+                        }
+                        frame.after = next.is_none();
+                        true
+                    }
+                    Some(b'c') => true,
+                    _ => false,
+                }
+            }
+            _ => true,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Stop::Syntax)
+        }
+    }
+
+    /// Takes `cost` from the re-analysis budget.
+    fn spend(&mut self, cost: usize) -> R {
+        match self.budget.checked_sub(cost) {
+            Some(rest) => {
+                self.budget = rest;
+                Ok(())
+            }
+            None => Err(Stop::TooDeep),
+        }
+    }
+}
+
+impl Sink for Analysis {
+    fn command(&mut self, cmd: &Simple<'_>) -> R<bool> {
+        self.depth = cmd.depth;
+        self.in_subst = cmd.in_subst;
+        self.frame.after = cmd.after_and_or || cmd.piped_in;
+        self.herestr = cmd
+            .redirs
+            .iter()
+            .find(|w| w.f & HERESTR != 0 && w.f & DYN == 0)
+            .map(|w| w.b.to_vec());
+        let bare_shell = self.command(cmd.words);
+        self.herestr = None;
+        if !bare_shell? {
+            return Ok(false);
+        }
+        self.bare_count = self.bare_count.saturating_add(1);
+        // Standard input from a pipe or from an unknown file (`< <(...)`,
+        // `< "$f"`): the script cannot be seen.
+        if cmd.piped_in {
+            if let Some(scripts) = self.produced(cmd.producer) {
+                // `echo '...' | bash`: the script is known.
+                self.resolved_any = true;
+                for script in scripts {
+                    self.sub_parse(&script, true)?;
+                }
+            } else if cmd.pipeline.windows(2).any(|w| w == b"<<") {
+                // A here-document's body comes after this line.
+                self.frame.loose = true;
+            } else if closes_compound(cmd.producer) {
+                // `{ ...; } | bash`, `for ...; done | sh`: the producer
+                // starts before this simple command's text.
+                self.frame.loose = true;
+            } else {
+                self.dyn_text(cmd.pipeline)?;
+            }
+        }
+        for w in cmd.redirs {
+            if w.f & HERESTR == 0 && w.f & DYN != 0 {
+                self.script_file(w.raw)?;
+            }
+        }
+        for w in cmd.redirs.iter().filter(|w| w.f & HERESTR != 0) {
+            self.sub_parse(w.b, true)?;
+        }
+        Ok(true)
+    }
+
+    fn end(&mut self, end: End) {
+        self.frame.flow.end(end);
+    }
+
+    fn line(&mut self, depth: u32) -> R {
+        if !self.frame.open.is_empty() {
+            return Ok(());
+        }
+        self.frame.committed = (self.frame.verdict, self.frame.loose);
+        for a in self.aliases.iter_mut().filter(|a| a.owner == depth) {
+            // Bash reads a whole line before running it: an alias works
+            // from the next line on.
+            a.pending = false;
+        }
+        if depth == 0 && self.frame.verdict == Verdict::BlockEndTurn {
+            // A complete line with a wait: nothing more to learn.
+            return Err(Stop::Done);
+        }
+        Ok(())
+    }
+
+    fn subshell(&mut self, open: bool) {
+        if open {
+            self.frame.flow.open(false);
+        } else {
+            self.frame.flow.close();
+        }
+    }
+
+    fn function(&mut self, name: &[u8], after: bool) {
+        self.define_function(name, after);
+    }
+
+    fn assigns(&mut self, name: Option<&[u8]>) {
+        match name {
+            Some(n) => self.values.unknown(n),
+            None => self.values.all_unknown(),
+        }
+    }
+
+    fn text(&mut self, text: &[u8], kind: Text, depth: u32) -> R {
+        self.depth = depth;
+        self.sub_parse(text, kind != Text::HeredocBody)
+    }
+
+    fn spend(&mut self, cost: usize) -> R {
+        Analysis::spend(self, cost)
+    }
+}
 
 /// Shells whose `-c` script is analysed.
 const SHELLS: &[&[u8]] = &[
@@ -96,10 +634,6 @@ const BASH_BUILTINS: &[&[u8]] = &[
 /// Paths through which a shell or `source` reads its standard input.
 const STDIN_PATHS: &[&[u8]] = &[b"/dev/stdin", b"/dev/fd/0", b"/proc/self/fd/0"];
 
-/// Most words a brace expansion may produce before the analysis gives up
-/// on it (and judges the words as unknown).
-const BRACE_LIMIT: usize = 256;
-
 /// An unquoted reserved word that may come before a command.
 fn is_reserved(w: W<'_>) -> bool {
     w.plain()
@@ -129,267 +663,19 @@ fn is_reserved(w: W<'_>) -> bool {
         )
 }
 
-/// Bash brace expansion of one word's source text (quotes, `${...}`,
-/// `$(...)` and backquotes respected). `None` when it would produce more
-/// than [`BRACE_LIMIT`] words.
-pub(super) fn brace_expand(raw: &[u8]) -> Option<Vec<Vec<u8>>> {
-    let mut out = Vec::new();
-    expand_into(raw, &mut out, 0)?;
-    Some(out)
-}
-
-/// Index after the quoted or substituted part that starts at `i`, if one
-/// does (`'...'`, `"..."`, `\x`, `` `...` ``, `${...}`, `$(...)`).
-fn skip_quoted(raw: &[u8], i: usize) -> Option<usize> {
-    let find = |from: usize, close: u8| -> usize {
-        let mut k = from;
-        while k < raw.len() {
-            if raw[k] == b'\\' && close != b'\'' {
-                k += 2;
-                continue;
-            }
-            if raw[k] == close {
-                return k + 1;
-            }
-            k += 1;
-        }
-        raw.len()
-    };
-    let nest = |from: usize, open: u8, close: u8| -> usize {
-        let mut depth = 1u32;
-        let mut k = from;
-        while k < raw.len() {
-            match raw[k] {
-                b'\\' => k += 1,
-                c if c == open => depth += 1,
-                c if c == close => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return k + 1;
-                    }
-                }
-                _ => {}
-            }
-            k += 1;
-        }
-        raw.len()
-    };
-    match raw[i] {
-        b'\\' => Some((i + 2).min(raw.len())),
-        b'\'' => Some(find(i + 1, b'\'')),
-        b'"' => Some(find(i + 1, b'"')),
-        b'`' => Some(find(i + 1, b'`')),
-        b'$' => match raw.get(i + 1) {
-            Some(b'{') => Some(nest(i + 2, b'{', b'}')),
-            Some(b'(') => Some(nest(i + 2, b'(', b')')),
-            Some(b'\'') => Some(find(i + 2, b'\'')),
-            _ => None,
-        },
-        _ => None,
+/// Feeds one word of `classes` (any number of them when `split`) to the
+/// policy. Deliberately, an unknown TARGET or TEXT (`"$PEER"`) is not taken
+/// for a global flag that would shift `-- --wait` into place (the `herdr`
+/// shim sees such a value exactly).
+fn feed(judge: &mut policy::Judge, classes: policy::Classes, split: bool) {
+    let mut classes = classes;
+    if classes & policy::EXACT == 0 && judge.past_verb() {
+        classes = (classes & !policy::GLOBAL) | policy::Class::Other.bit();
     }
-}
-
-fn expand_into(raw: &[u8], out: &mut Vec<Vec<u8>>, depth: u32) -> Option<()> {
-    if depth > 32 {
-        return None;
-    }
-    let mut i = 0;
-    while i < raw.len() {
-        if let Some(next) = skip_quoted(raw, i) {
-            i = next;
-            continue;
-        }
-        if raw[i] == b'{' {
-            // The matching `}` and the top-level commas.
-            let mut k = i + 1;
-            let mut level = 0u32;
-            let mut commas = Vec::new();
-            let mut close = None;
-            while k < raw.len() {
-                if let Some(next) = skip_quoted(raw, k) {
-                    k = next;
-                    continue;
-                }
-                match raw[k] {
-                    b'{' => level += 1,
-                    b'}' if level == 0 => {
-                        close = Some(k);
-                        break;
-                    }
-                    b'}' => level -= 1,
-                    b',' if level == 0 => commas.push(k),
-                    _ => {}
-                }
-                k += 1;
-            }
-            if let Some(close) = close {
-                let (prefix, suffix) = (&raw[..i], &raw[close + 1..]);
-                let mut alts: Vec<Vec<u8>> = Vec::new();
-                if !commas.is_empty() {
-                    let mut start = i + 1;
-                    for &c in commas.iter().chain(std::iter::once(&close)) {
-                        alts.push(raw[start..c].to_vec());
-                        start = c + 1;
-                    }
-                } else if let Some(seq) = sequence(&raw[i + 1..close]) {
-                    alts = seq?;
-                }
-                if !alts.is_empty() {
-                    for alt in alts {
-                        let mut t = Vec::with_capacity(prefix.len() + alt.len() + suffix.len());
-                        t.extend_from_slice(prefix);
-                        t.extend_from_slice(&alt);
-                        t.extend_from_slice(suffix);
-                        expand_into(&t, out, depth + 1)?;
-                        if out.len() > BRACE_LIMIT {
-                            return None;
-                        }
-                    }
-                    return Some(());
-                }
-            }
-        }
-        i += 1;
-    }
-    out.push(raw.to_vec());
-    (out.len() <= BRACE_LIMIT).then_some(())
-}
-
-/// A sequence expression `A..B[..STEP]` (integers or single letters):
-/// `None` when it is not one, `Some(None)` when it is too long.
-fn sequence(body: &[u8]) -> Option<Option<Vec<Vec<u8>>>> {
-    let text = std::str::from_utf8(body).ok()?;
-    let parts: Vec<&str> = text.split("..").collect();
-    if parts.len() < 2 || parts.len() > 3 {
-        return None;
-    }
-    let step: i64 = match parts.get(2) {
-        Some(s) => s.parse::<i64>().ok()?.checked_abs()?.max(1),
-        None => 1,
-    };
-    let (a, b, letters) = match (parts[0].parse::<i64>(), parts[1].parse::<i64>()) {
-        (Ok(a), Ok(b)) => (a, b, false),
-        _ => {
-            let (x, y) = (parts[0].as_bytes(), parts[1].as_bytes());
-            if x.len() != 1
-                || y.len() != 1
-                || !x[0].is_ascii_alphabetic()
-                || !y[0].is_ascii_alphabetic()
-            {
-                return None;
-            }
-            (i64::from(x[0]), i64::from(y[0]), true)
-        }
-    };
-    let count = (a - b).unsigned_abs() / step as u64 + 1;
-    if count > BRACE_LIMIT as u64 {
-        return Some(None);
-    }
-    let dir = if b >= a { step } else { -step };
-    let mut v = Vec::new();
-    let mut x = a;
-    for _ in 0..count {
-        v.push(if letters {
-            vec![x as u8]
-        } else {
-            x.to_string().into_bytes()
-        });
-        x += dir;
-    }
-    Some(Some(v))
-}
-
-/// The words of an `env -S` string: blanks separate, `'...'` and `"..."`
-/// quote, `\_` is a blank outside double quotes (a space inside), `\t`,
-/// `\n`, ... are characters, `\c` ends the string, `#` at the start of a
-/// word starts a comment, and `${NAME}` is an unknown value.
-pub(super) fn env_split_words(s: &[u8]) -> Vec<(Vec<u8>, u16)> {
-    let mut words = Vec::new();
-    let mut cur: Option<(Vec<u8>, u16)> = None;
-    let mut i = 0;
-    let mut dq = false;
-    let mut sq = false;
-    while i < s.len() {
-        let c = s[i];
-        i += 1;
-        if sq {
-            match c {
-                b'\'' => sq = false,
-                b'\\' if matches!(s.get(i), Some(b'\\' | b'\'')) => {
-                    cur.get_or_insert_with(Default::default).0.push(s[i]);
-                    i += 1;
-                }
-                _ => cur.get_or_insert_with(Default::default).0.push(c),
-            }
-            continue;
-        }
-        match c {
-            b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c' if !dq => {
-                if let Some(w) = cur.take() {
-                    words.push(w);
-                }
-            }
-            b'#' if !dq && cur.is_none() => break,
-            b'\'' if !dq => {
-                sq = true;
-                cur.get_or_insert_with(Default::default);
-            }
-            b'"' => {
-                dq = !dq;
-                cur.get_or_insert_with(Default::default);
-            }
-            b'$' if s.get(i) == Some(&b'{') => {
-                let end = s[i..]
-                    .iter()
-                    .position(|&x| x == b'}')
-                    .map_or(s.len(), |k| i + k + 1);
-                let w = cur.get_or_insert_with(Default::default);
-                w.0.push(S_ANY);
-                w.1 |= DYN;
-                i = end;
-            }
-            b'\\' => {
-                let Some(&e) = s.get(i) else { break };
-                i += 1;
-                let ch = match e {
-                    b'_' if !dq => {
-                        if let Some(w) = cur.take() {
-                            words.push(w);
-                        }
-                        continue;
-                    }
-                    b'_' => b' ',
-                    b'c' => break,
-                    b't' => b'\t',
-                    b'n' => b'\n',
-                    b'r' => b'\r',
-                    b'f' => 0x0c,
-                    b'v' => 0x0b,
-                    other => other,
-                };
-                cur.get_or_insert_with(Default::default).0.push(ch);
-            }
-            _ => cur.get_or_insert_with(Default::default).0.push(c),
-        }
-    }
-    if let Some(w) = cur.take() {
-        words.push(w);
-    }
-    words
-}
-
-/// A valid shell variable name.
-fn is_name(b: &[u8]) -> bool {
-    b.first()
-        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-}
-
-/// The part after the last `/`.
-fn basename(b: &[u8]) -> &[u8] {
-    match b.iter().rposition(|&c| c == b'/') {
-        Some(i) => &b[i + 1..],
-        None => b,
+    if split {
+        judge.words(classes);
+    } else {
+        judge.word(classes);
     }
 }
 
@@ -417,186 +703,26 @@ fn policy_classes(w: W<'_>, strict: bool) -> policy::Classes {
     set
 }
 
-/// Skips the options of a wrapper and returns the index of its command
-/// word. `with_arg` lists the short options taking an argument, `long_arg`
-/// the long ones (without `--`) taking the next word when written without
-/// `=`. An unknown word ends the options.
-fn skip_opts(words: &[W<'_>], mut i: usize, with_arg: &[u8], long_arg: &[&[u8]]) -> usize {
-    while let Some(&w) = words.get(i) {
-        if !w.plain() {
-            return i;
-        }
-        let b = w.b;
-        if b == b"--" {
-            return i + 1;
-        }
-        if let Some(long) = b.strip_prefix(b"--") {
-            i += if !long.contains(&b'=') && long_arg.contains(&long) {
-                2
-            } else {
-                1
-            };
-            continue;
-        }
-        if b.len() > 1 && b[0] == b'-' {
-            let mut next = 0;
-            for (k, c) in b.iter().enumerate().skip(1) {
-                if with_arg.contains(c) {
-                    if k + 1 == b.len() {
-                        next = 1;
-                    }
-                    break;
-                }
-            }
-            i += 1 + next;
-            continue;
-        }
-        return i;
-    }
-    i
-}
-
-/// Whether a word can be pasted into a script unquoted.
-fn shell_safe(b: &[u8]) -> bool {
-    !b.is_empty()
-        && b.iter().all(|&c| {
-            c.is_ascii_alphanumeric()
-                || matches!(
-                    c,
-                    b'_' | b'-' | b'.' | b'/' | b'=' | b':' | b'+' | b',' | b'@' | b'%'
-                )
-        })
-}
-
-/// Appends `b` to a script, quoting it so that it stays one word.
-fn push_quoted(text: &mut Vec<u8>, b: &[u8]) {
-    if shell_safe(b) {
-        text.extend_from_slice(b);
-        return;
-    }
-    text.push(b'\'');
-    for &c in b {
-        if c == b'\'' {
-            text.extend_from_slice(b"'\\''");
-        } else {
-            text.push(c);
-        }
-    }
-    text.push(b'\'');
-}
-
-/// A command made of `fields` (each stays one word) and `rest`, source text
-/// of further words.
-fn command_script(fields: &[Vec<u8>], rest: &[u8]) -> Vec<u8> {
-    let mut script = Vec::new();
-    for f in fields {
-        push_quoted(&mut script, f);
-        script.push(b' ');
-    }
-    script.extend_from_slice(rest);
-    script
-}
-
-/// Joins the words' source texts with spaces (empty when one was made up
-/// by the analysis, so that the caller judges the whole input).
-fn join_raw(words: &[W<'_>]) -> Vec<u8> {
-    if words.iter().any(|w| w.raw.is_empty()) {
-        return Vec::new();
-    }
-    let mut text = Vec::new();
-    for (k, w) in words.iter().enumerate() {
-        if k > 0 {
-            text.push(b' ');
-        }
-        text.extend_from_slice(w.raw);
-    }
-    text
-}
-
-/// Joins word values with spaces (how `eval` and `watch` build a script).
-fn join(words: &[W<'_>]) -> Vec<u8> {
-    let mut text = Vec::with_capacity(words.iter().map(|w| w.b.len() + 1).sum());
-    for (k, w) in words.iter().enumerate() {
-        if k > 0 {
-            text.push(b' ');
-        }
-        text.extend_from_slice(w.b);
-    }
-    text
-}
-
-/// Each word with every occurrence of `pat` (non-empty, at most 64 bytes)
-/// replaced by an unknown value, or `None` when it has none.
-fn substituted(words: &[W<'_>], pat: &[u8]) -> Vec<Option<Vec<u8>>> {
-    words
-        .iter()
-        .map(|w| {
-            if !w.b.windows(pat.len()).any(|x| x == pat) {
-                return None;
-            }
-            let mut out = Vec::with_capacity(w.b.len());
-            let mut k = 0;
-            while k < w.b.len() {
-                if w.b[k..].starts_with(pat) {
-                    out.push(S_ANY);
-                    k += pat.len();
-                } else {
-                    out.push(w.b[k]);
-                    k += 1;
-                }
-            }
-            Some(out)
-        })
-        .collect()
-}
-
-/// The words with the substitutions of [`substituted`] applied; a word that
-/// was exactly the pattern also gets `whole_flags`.
-fn with_substitutions<'a>(
-    words: &[W<'a>],
-    owned: &'a [Option<Vec<u8>>],
-    whole_flags: u16,
-) -> Vec<W<'a>> {
-    words
-        .iter()
-        .zip(owned)
-        .map(|(&w, o)| match o {
-            Some(b) if b.as_slice() == ANY => W {
-                b,
-                f: w.f | DYN | whole_flags,
-                raw: w.raw,
-            },
-            Some(b) => W {
-                b,
-                f: w.f | DYN,
-                raw: w.raw,
-            },
-            None => w,
-        })
-        .collect()
-}
-
-impl Analysis for Parser<'_> {
-    fn simple_command(&mut self, words: &[W<'_>]) -> R<bool> {
-        self.command(words)
-    }
-
-    fn produced_scripts(&self, text: &[u8]) -> Option<Vec<Vec<u8>>> {
-        self.produced(text)
-    }
-
-    fn script_from_file(&mut self, raw: &[u8]) -> R<bool> {
-        self.script_file(raw)
-    }
-}
-
-impl Parser<'_> {
+impl Analysis {
     /// Analyses one simple command. Returns whether it is a shell that reads
     /// its script from standard input.
     fn command(&mut self, words: &[W<'_>]) -> R<bool> {
+        let path_lost = self.path_lost;
+        let result = self.command_words(words);
+        self.path_lost = path_lost;
+        result
+    }
+
+    /// [`Analysis::command`] itself.
+    fn command_words(&mut self, words: &[W<'_>]) -> R<bool> {
         let has_brace = words.iter().any(|w| w.f & (BRACE | ASSIGN) == BRACE);
         let mut bare = false;
         let mut judged_rest = false;
+        // Where the trailing run of assignments began (a command of
+        // assignments only assigns in the shell itself).
+        let mut assigns_from: Option<usize> = None;
+        // A wrapper was passed: the command word is no function call.
+        let mut wrapped = false;
         // `Some(p)`: the policy run over `words[p..]` as Herdr's arguments can
         // reach nothing that an earlier run did not (see below), so it is
         // skipped; keeps a long run of unknown words linear.
@@ -606,6 +732,11 @@ impl Parser<'_> {
             if has_brace && w.f & ASSIGN == 0 && !is_reserved(w) {
                 // Brace expansion happens before the command word is known.
                 return Ok(bare || self.braces(&words[i..])?);
+            }
+            if w.f & ASSIGN == 0 {
+                assigns_from = None;
+            } else if assigns_from.is_none() {
+                assigns_from = Some(i);
             }
             if w.f & ASSIGN != 0 {
                 self.note_assignment(w);
@@ -631,9 +762,7 @@ impl Parser<'_> {
                     }
                     b"for" | b"select" => {
                         self.reserved_word(w.b)?;
-                        if let Some(name) = words.get(i + 1) {
-                            self.values.unknown(name.b);
-                        }
+                        self.loop_head(w.b == b"for", &words[i + 1..]);
                         if let Some(d) = words.get(i + 1).filter(|w| w.reserved(b"do")) {
                             self.reserved_word(d.b)?;
                         } else if let Some(d) = words.get(i + 2).filter(|w| w.reserved(b"do")) {
@@ -665,9 +794,11 @@ impl Parser<'_> {
                         continue;
                     }
                     b"function" => {
-                        self.defines_fn = true;
                         if let Some(name) = words.get(i + 1) {
-                            self.values.function(name.b);
+                            let after = self.frame.after;
+                            self.define_function(name.b, after || !name.plain());
+                        } else {
+                            self.defines_fn = true;
                         }
                         i += 2;
                         continue;
@@ -684,11 +815,7 @@ impl Parser<'_> {
                 }
                 // In a substitution, any alias may be in effect (its text is
                 // read again when it runs).
-                let depth = if self.in_subst > 0 {
-                    u32::MAX
-                } else {
-                    self.depth
-                };
+                let depth = if self.in_subst { u32::MAX } else { self.depth };
                 if let Some(k) = self
                     .aliases
                     .iter()
@@ -699,15 +826,26 @@ impl Parser<'_> {
             }
             if w.plain() {
                 let rest = i + 1;
-                if self.allowed.positional && !WRAPPERS.contains(&basename(w.b)) {
-                    // (Not for wrappers: a chain of them would copy the
-                    // arguments once per link.)
+                if self.allowed.positional && !wrapped && !WRAPPERS.contains(&basename(w.b)) {
+                    // (Not after a wrapper, which never calls a function, nor
+                    // for one: a chain of them would copy the arguments once
+                    // per link.)
                     self.note_call(w.b, &words[rest..]);
                 }
-                self.note_command(w.b, &words[rest..]);
+                self.note_command(w.b, &words[rest..], !wrapped);
+                let resets_path = self.resets_path(w.b, &words[rest..]);
+                if resets_path {
+                    self.path_lost += 1;
+                }
                 i = match basename(w.b) {
                     b"herdr" => {
-                        self.herdr(&words[rest..], false)?;
+                        if !wrapped && w.b == b"herdr" && self.herdr_is_function() {
+                            // A function named `herdr` defined before: bash
+                            // calls it (its body was judged where it stands).
+                            return Ok(bare);
+                        }
+                        let route = !w.b.contains(&b'/');
+                        self.herdr(&words[rest..], false, route)?;
                         return Ok(bare);
                     }
                     b"trap" => {
@@ -829,12 +967,15 @@ impl Parser<'_> {
                     }
                     _ => return Ok(bare),
                 };
+                wrapped = true;
                 continue;
             }
             // The command word's value is not known here.
             let rest = &words[i + 1..];
             if w.f & HVAR != 0 {
-                self.herdr(rest, false)?;
+                // (It may name a function.)
+                self.values.calls_unknown();
+                self.herdr(rest, false, true)?;
                 return Ok(bare);
             }
             // It comes from a substitution's output or a value defined
@@ -845,9 +986,17 @@ impl Parser<'_> {
                 if self.resolved_command(&words[i..])? {
                     return Ok(bare);
                 }
+                // It may call a function with arguments the analysis does
+                // not see, unless it is a value of the input itself.
+                let own = self
+                    .value_use(w)
+                    .is_some_and(|u| u.surely || (u.name == b"@" && u.function.is_some()));
+                if !own {
+                    self.values.calls_unknown();
+                }
                 if self.defer_use(&words[i..], UseKind::Command) {
                     // The value may also come from outside the input.
-                    self.herdr(rest, true)?;
+                    self.herdr(rest, true, false)?;
                     return Ok(bare);
                 }
                 self.dyn_text(&join_raw(&words[i..]))?;
@@ -855,7 +1004,7 @@ impl Parser<'_> {
             let base = basename(w.b);
             if pat_match(base, b"herdr", false) {
                 if covered != Some(i + 1) {
-                    self.herdr(rest, true)?;
+                    self.herdr(rest, true, false)?;
                 }
                 // The run over `rest` began with a word that may vanish, so its
                 // possibilities include every one of the run over `rest[1..]`
@@ -870,7 +1019,84 @@ impl Parser<'_> {
             // It may also be a wrapper: judge the rest as a command too.
             i += 1;
         }
+        if let Some(k) = assigns_from {
+            // Assignments only: they stay in the shell.
+            for w in &words[k..] {
+                let name = w.b.split(|&c| c == b'=').next().unwrap_or(b"");
+                if is_name(name) {
+                    self.surely_assigned(name);
+                }
+            }
+        }
         Ok(bare)
+    }
+
+    /// `name` is assigned by the command being analysed: when that command
+    /// runs in the shell itself, unconditionally, `name` is surely assigned
+    /// from here on in its scope.
+    fn surely_assigned(&mut self, name: &[u8]) {
+        if !self.frame.after && self.frame.made_up == 0 {
+            self.frame.flow.assigned(name);
+        }
+    }
+
+    /// A function definition (`NAME ()` or `function NAME`), `after` `&&`,
+    /// `||` or `|`.
+    fn define_function(&mut self, name: &[u8], after: bool) {
+        self.defines_fn = true;
+        self.values.function(name);
+        if self.frame.made_up == 0 {
+            if !after {
+                self.frame.flow.assigned(&function_key(name));
+            }
+            self.frame.flow.header(name);
+        }
+    }
+
+    /// Whether a function named `herdr` is surely defined here (and the
+    /// input cannot remove it): then `herdr ...` calls it.
+    fn herdr_is_function(&self) -> bool {
+        !self.values.herdr_unset() && self.frame.flow.surely(&function_key(b"herdr"))
+    }
+
+    /// `for NAME in WORDS` (`is_for`) or `select ...`: with literal words,
+    /// `NAME` gets each of them, and is surely assigned in the body.
+    fn loop_head(&mut self, is_for: bool, rest: &[W<'_>]) {
+        let Some(name) = rest.first() else {
+            return;
+        };
+        let literal = is_for
+            && name.plain()
+            && is_name(name.b)
+            && rest.get(1).is_some_and(|w| w.is(b"in"))
+            && rest[2..].iter().all(|w| w.plain());
+        if !literal || rest.len() > 2 + 256 {
+            self.values.unknown(name.b);
+            return;
+        }
+        for w in &rest[2..] {
+            self.values.define(name.b, Value::Scalar(w.b.to_vec()));
+        }
+        if rest.len() > 2 && self.frame.made_up == 0 {
+            self.frame.for_name = Some(name.b.to_vec());
+        }
+    }
+
+    /// Whether the wrapper `name` (with `args`) runs its command without the
+    /// `PATH` the shell has, so that a `herdr` there may miss the shim:
+    /// `sudo`, `doas`, `su`, `runuser`, `command -p`, `exec` with options,
+    /// `env` clearing or setting the environment.
+    fn resets_path(&self, name: &[u8], args: &[W<'_>]) -> bool {
+        let opt = |w: &W<'_>| w.plain() && w.b.starts_with(b"-");
+        match basename(name) {
+            b"sudo" | b"doas" | b"su" | b"runuser" | b"pkexec" => true,
+            b"command" | b"exec" => args.first().is_some_and(opt),
+            b"env" => args
+                .iter()
+                .take_while(|w| !w.plain() || w.b.starts_with(b"-") || w.b.contains(&b'='))
+                .any(|w| !w.plain() || w.b.starts_with(b"-") || w.b.starts_with(b"PATH=")),
+            _ => false,
+        }
     }
 
     /// The fields of `words` when each is literal or expands only through
@@ -941,7 +1167,7 @@ impl Parser<'_> {
         let bare = self.bare_count;
         self.sub_parse(script, true)?;
         if self.bare_count != bare {
-            self.loose = true;
+            self.frame.loose = true;
         }
         Ok(())
     }
@@ -954,7 +1180,7 @@ impl Parser<'_> {
         for _ in 0..4 {
             let pending = std::mem::take(&mut self.values.pending);
             if pending.is_empty() {
-                return Ok(());
+                return self.settle_herdr();
             }
             for p in pending {
                 let values = if p.name == b"@" && !self.allowed.positional {
@@ -965,31 +1191,31 @@ impl Parser<'_> {
                     self.values.possible(&p.name)
                 };
                 let Some(values) = values else {
-                    self.loose = true;
+                    self.frame.loose = true;
+                    self.values.calls_unknown();
                     continue;
                 };
                 // Unquoted values are split at every `IFS` the input may set
                 // (and at the default one, which holds before).
-                let mut ifs_values = vec![resolve::DEFAULT_IFS.to_vec()];
-                if !self.allowed.split && matches!(p.form, Form::Unquoted | Form::AllUnquoted) {
-                    match self.values.possible(b"IFS") {
-                        Some(vals) => ifs_values.extend(vals.into_iter().map(|v| match v {
-                            Value::Scalar(s) => s,
-                            Value::List(l) => l.into_iter().next().unwrap_or_default(),
-                        })),
+                let ifs_values = if p.form.splits() {
+                    match self.ifs_values() {
+                        Some(ifs) => ifs,
                         None => {
-                            self.loose = true;
+                            self.frame.loose = true;
+                            self.values.calls_unknown();
                             continue;
                         }
                     }
-                }
+                } else {
+                    vec![resolve::DEFAULT_IFS.to_vec()]
+                };
                 self.spend(Values::size(&values).saturating_mul(ifs_values.len()))?;
                 for (v, ifs) in values
                     .iter()
                     .flat_map(|v| ifs_values.iter().map(move |ifs| (v, ifs)))
                 {
                     let Some(fields) = resolve::expand(v, p.form, ifs) else {
-                        self.loose = true;
+                        self.frame.loose = true;
                         continue;
                     };
                     match p.kind {
@@ -1002,9 +1228,10 @@ impl Parser<'_> {
             }
         }
         if !self.values.pending.is_empty() {
-            self.loose = true;
+            self.frame.loose = true;
+            self.values.calls_unknown();
         }
-        Ok(())
+        self.settle_herdr()
     }
 
     /// Records what an assignment word gives its name.
@@ -1036,7 +1263,7 @@ impl Parser<'_> {
     /// positional parameters (`set`, `shift`, a function's calls) and the
     /// names given to `read`, `declare`, `local`, `export`, `mapfile`,
     /// `printf -v`, `getopts`, `unset`.
-    fn note_command(&mut self, name: &[u8], args: &[W<'_>]) {
+    fn note_command(&mut self, name: &[u8], args: &[W<'_>], direct: bool) {
         match name {
             b"set" => {
                 // `set [options] [--] [args]`: args replace the positional
@@ -1058,6 +1285,9 @@ impl Parser<'_> {
                     if positional.iter().all(|w| w.plain()) {
                         let list = positional.iter().map(|w| w.b.to_vec()).collect();
                         self.values.define(b"@", Value::List(list));
+                        if direct {
+                            self.surely_assigned(b"@");
+                        }
                     } else {
                         self.values.unknown(b"@");
                     }
@@ -1075,6 +1305,9 @@ impl Parser<'_> {
                     (Some(n), Some(text)) if n.plain() && is_name(n.b) && self.allowed.split => {
                         let elems = resolve::read_fields(&text);
                         self.values.define(n.b, Value::List(elems));
+                        if direct {
+                            self.surely_assigned(n.b);
+                        }
                     }
                     _ => self.note_names(args),
                 }
@@ -1083,21 +1316,56 @@ impl Parser<'_> {
                 self.values.unknown(b"MAPFILE");
                 self.note_names(args);
             }
-            b"getopts" | b"unset" => self.note_names(args),
+            b"getopts" => self.note_names(args),
+            b"unset" => {
+                for a in args {
+                    if !a.plain() || a.b == b"herdr" {
+                        // It may remove a function named `herdr`.
+                        self.values.herdr_unsettled();
+                    }
+                }
+                self.note_names(args);
+            }
             b"printf" => {
                 if let Some(k) = args.iter().position(|a| a.is(b"-v")) {
                     self.note_names(&args[k + 1..(k + 2).min(args.len())]);
                 }
             }
             b"local" | b"declare" | b"typeset" | b"export" | b"readonly" => {
+                let option =
+                    |a: &W<'_>| a.plain() && (a.b.starts_with(b"-") || a.b.starts_with(b"+"));
+                // Attributes that change the values assigned (case, integer,
+                // associative arrays): the names' values are not followed.
+                let converts = args.iter().filter(|a| option(a)).any(|a| {
+                    a.b[1..]
+                        .iter()
+                        .any(|c| matches!(c, b'l' | b'u' | b'i' | b'c' | b'A'))
+                });
+                let declares = name != b"export" && name != b"readonly";
                 for a in args {
-                    if a.plain() && a.b.starts_with(b"-") && a.b.contains(&b'n') {
-                        // A nameref: assigning it assigns another name.
+                    let eq = a.b.iter().position(|&c| c == b'=');
+                    let base = &a.b[..eq.unwrap_or(a.b.len())];
+                    if option(a) {
+                        if a.b.contains(&b'n') {
+                            // A nameref: assigning it assigns another name.
+                            self.values.all_unknown();
+                        }
+                    } else if !a.plain() && eq.is_none() {
                         self.values.all_unknown();
-                    } else if a.f & ASSIGN != 0 || a.b.contains(&b'=') {
+                    } else if converts {
+                        let base = base
+                            .split(|&c| c == b'[' || c == b'+')
+                            .next()
+                            .unwrap_or(b"");
+                        self.values.unknown(base);
+                    } else if eq.is_some() {
                         self.note_assignment(*a);
-                    } else if !a.plain() {
-                        self.values.all_unknown();
+                        if direct && is_name(base) {
+                            self.surely_assigned(base);
+                        }
+                    } else if declares && is_name(base) {
+                        // `local x`, `declare -a x`: possibly emptied.
+                        self.values.define(base, Value::List(Vec::new()));
                     }
                 }
             }
@@ -1109,22 +1377,56 @@ impl Parser<'_> {
     /// they are its positional parameters.
     fn note_call(&mut self, name: &[u8], args: &[W<'_>]) {
         if is_name(name) {
-            let literal = args
+            let args = args
                 .iter()
-                .all(|w| w.plain())
-                .then(|| args.iter().map(|w| w.b.to_vec()).collect());
-            self.values.call(name, literal);
+                .map(|&w| {
+                    if w.plain() {
+                        Some(Arg::Lit(w.b.to_vec()))
+                    } else {
+                        self.value_use(w).map(Arg::Use)
+                    }
+                })
+                .collect();
+            self.values.call(name, args);
         }
+    }
+
+    /// The use of a value that `w` is exactly (`"$x"`, `"${a[@]}"`, `$1`),
+    /// with what its place in the text tells.
+    fn value_use(&self, w: W<'_>) -> Option<Use> {
+        let (name, form) = resolve::value_use(w.raw)?;
+        let flow = &self.frame.flow;
+        Some(Use {
+            surely: flow.surely(&name),
+            function: flow.function().map(<[u8]>::to_vec),
+            name,
+            form,
+        })
+    }
+
+    /// Every value `IFS` may have when the input splits a value: the default,
+    /// and each the input assigns; `None` when one is not known.
+    fn ifs_values(&self) -> Option<Vec<Vec<u8>>> {
+        let mut ifs = vec![resolve::DEFAULT_IFS.to_vec()];
+        if !self.allowed.split {
+            ifs.extend(self.values.possible(b"IFS")?.into_iter().map(|v| match v {
+                Value::Scalar(s) => s,
+                Value::List(l) => l.into_iter().next().unwrap_or_default(),
+            }));
+        }
+        Some(ifs)
     }
 
     /// Every argument that may name a variable gets an unknown value; an
     /// argument whose text is not known may name any.
     fn note_names(&mut self, args: &[W<'_>]) {
         for a in args {
+            // `NAME[k]` names an element of `NAME`.
+            let base = a.b.split(|&c| c == b'[').next().unwrap_or(b"");
             if !a.plain() {
                 self.values.all_unknown();
-            } else if is_name(a.b) {
-                self.values.unknown(a.b);
+            } else if is_name(base) {
+                self.values.unknown(base);
             }
         }
     }
@@ -1179,27 +1481,97 @@ impl Parser<'_> {
 
     /// Judges the arguments of Herdr by the wait policy. `strict`: the
     /// command word is only possibly Herdr, so `agent` and the verb must be
-    /// literal.
-    fn herdr(&mut self, args: &[W<'_>], strict: bool) -> R {
+    /// literal. `route`: the command word reaches Herdr through `PATH` (or
+    /// `$HERDR_BIN_PATH`), where the host may have put the shim. Arguments
+    /// that use values wait for the end of the input ([`Analysis::settle`]).
+    fn herdr(&mut self, args: &[W<'_>], strict: bool, route: bool) -> R {
+        let relaxed = self.shim && route && !strict && self.path_lost == 0 && self.allowed.path;
+        let uses = !strict
+            && self.herdr_uses.len() < HERDR_USES_LIMIT
+            && args
+                .iter()
+                .any(|w| !w.plain() && resolve::value_use(w.raw).is_some());
+        if uses {
+            let args = args
+                .iter()
+                .map(|&w| {
+                    let unknown = (policy_classes(w, strict), w.split());
+                    match (!w.plain()).then(|| self.value_use(w)).flatten() {
+                        Some(used) => HerdrArg::Value { used, unknown },
+                        None => HerdrArg::Classes(unknown.0, unknown.1),
+                    }
+                })
+                .collect();
+            self.herdr_uses.push(HerdrUse { args, relaxed });
+            return Ok(());
+        }
         let mut judge = policy::Judge::new();
         for &w in args {
-            let mut classes = policy_classes(w, strict);
-            if classes & policy::EXACT == 0 && judge.past_verb() {
-                // Deliberately: an unknown TARGET or TEXT (`"$PEER"`) is not
-                // taken for a global flag that would shift `-- --wait` into
-                // place (the `herdr` shim sees such a value exactly).
-                classes = (classes & !policy::GLOBAL) | policy::Class::Other.bit();
-            }
-            if w.split() {
-                judge.words(classes);
-            } else {
-                judge.word(classes);
-            }
+            feed(&mut judge, policy_classes(w, strict), w.split());
             if judge.settled() {
                 break;
             }
         }
-        self.bump(judge.verdict())
+        self.bump(if relaxed {
+            judge.least()
+        } else {
+            judge.verdict()
+        })
+    }
+
+    /// Judges the Herdr commands whose arguments use values, now that every
+    /// value is known: each such argument counts as every list of words it
+    /// may expand to, or as unknown when one is not known.
+    fn settle_herdr(&mut self) -> R {
+        let uses = std::mem::take(&mut self.herdr_uses);
+        let ifs = self.ifs_values();
+        for u in uses {
+            let mut judge = policy::Judge::new();
+            for a in &u.args {
+                match a {
+                    HerdrArg::Classes(c, split) => feed(&mut judge, *c, *split),
+                    HerdrArg::Value { used, unknown } => {
+                        let alternatives = if used.name == b"@" && !self.allowed.positional {
+                            // No `$@` in the input's own text: calls were not
+                            // recorded.
+                            None
+                        } else {
+                            match &ifs {
+                                Some(ifs) => self.values.alternatives(used, ifs),
+                                None if !used.form.splits() => self
+                                    .values
+                                    .alternatives(used, &[resolve::DEFAULT_IFS.to_vec()]),
+                                None => None,
+                            }
+                        };
+                        let Some(alternatives) = alternatives else {
+                            feed(&mut judge, unknown.0, unknown.1);
+                            continue;
+                        };
+                        self.spend(alternatives.iter().map(|a| a.len() + 1).sum())?;
+                        let start = judge;
+                        let mut reached: Option<policy::Judge> = None;
+                        for words in &alternatives {
+                            let mut j = start;
+                            for w in words {
+                                j.word(policy::class_of(w).bit() | policy::EXACT);
+                            }
+                            reached = Some(reached.map_or(j, |r| r.union(j)));
+                        }
+                        judge = reached.unwrap_or(start);
+                    }
+                }
+                if judge.settled() {
+                    break;
+                }
+            }
+            self.bump(if u.relaxed {
+                judge.least()
+            } else {
+                judge.verdict()
+            })?;
+        }
+        Ok(())
     }
 
     /// Options of a shell. Analyses the `-c` script; returns whether the
@@ -1212,6 +1584,7 @@ impl Parser<'_> {
         // noexec` counts): the shell reads its script and runs nothing.
         let mut noexec = false;
         let mut interactive = false;
+        let mut login = false;
         while let Some(&w) = args.get(i) {
             if !w.plain() {
                 // It may be `+n` (not a `<(...)` path, `/dev/fd/N`).
@@ -1226,6 +1599,9 @@ impl Parser<'_> {
                 break;
             }
             if let Some(long) = b.strip_prefix(b"--") {
+                if long == b"login" {
+                    login = true;
+                }
                 if long == b"command" {
                     c = true;
                 } else if let Some(script) = long.strip_prefix(b"command=") {
@@ -1248,6 +1624,7 @@ impl Parser<'_> {
                         b'c' if on => c = true,
                         b's' if on => s = true,
                         b'i' if on => interactive = true,
+                        b'l' if on => login = true,
                         b'n' => noexec = on,
                         b'o' | b'O' => {
                             extra += 1;
@@ -1265,6 +1642,10 @@ impl Parser<'_> {
                 continue;
             }
             break;
+        }
+        if login {
+            // A login shell reads profiles that may set `PATH` anew.
+            self.path_lost += 1;
         }
         if noexec && !interactive && NOEXEC_SHELLS.contains(&name) {
             // Checked in bash and dash: a non-interactive shell with
@@ -1337,7 +1718,7 @@ impl Parser<'_> {
         for w in args {
             if let Some(eq) = w.b.iter().position(|&c| c == b'=') {
                 if !w.plain() {
-                    self.loose = true;
+                    self.frame.loose = true;
                 }
                 if self.aliases.len() < 64 {
                     self.aliases.push(Alias {
@@ -1348,7 +1729,7 @@ impl Parser<'_> {
                     });
                 } else {
                     // Too many to follow: the whole input, loosely.
-                    self.loose = true;
+                    self.frame.loose = true;
                 }
             }
         }
@@ -1709,65 +2090,11 @@ impl Parser<'_> {
         if self.depth > super::lexer::MAX_DEPTH || self.stack_low() {
             return Err(Stop::TooDeep);
         }
-        self.made_up += 1;
+        self.frame.made_up += 1;
         let result = self.command(words);
-        self.made_up -= 1;
+        self.frame.made_up -= 1;
         result?;
         self.depth -= 1;
         Ok(())
-    }
-}
-
-/// `command [-p] [-v|-V] ...`: index of the command word, or `None` when
-/// nothing is run (`-v`/`-V` only print).
-fn command_opts(words: &[W<'_>], mut i: usize) -> Option<usize> {
-    while let Some(&w) = words.get(i) {
-        if !w.plain() {
-            return Some(i);
-        }
-        if w.b == b"--" {
-            return Some(i + 1);
-        }
-        if w.b.len() > 1 && w.b[0] == b'-' {
-            if w.b.contains(&b'v') || w.b.contains(&b'V') {
-                return None;
-            }
-            i += 1;
-            continue;
-        }
-        return Some(i);
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn options_are_skipped() {
-        let mk = |s: &'static str| -> Vec<W<'static>> {
-            s.split(' ')
-                .map(|b| W {
-                    b: b.as_bytes(),
-                    f: 0,
-                    raw: b.as_bytes(),
-                })
-                .collect()
-        };
-        let w = mk("sudo -u root -E -- herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[]), 5);
-        let w = mk("sudo -Eu root herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[]), 3);
-        let w = mk("sudo -uroot herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[]), 2);
-        let w = mk("sudo --user root herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[b"user"]), 3);
-        let w = mk("sudo --user=root herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[b"user"]), 2);
-        let w = mk("command -v herdr");
-        assert_eq!(command_opts(&w, 1), None);
-        let w = mk("command -p herdr");
-        assert_eq!(command_opts(&w, 1), Some(2));
     }
 }

@@ -6,15 +6,18 @@
 //! as separators, so quoting hides nothing here:
 //!
 //! * a Herdr word (basename `herdr`, `HERDR_BIN_PATH`, or any word right after
-//!   `$`/`${`) followed by `agent` and `wait` (Herdr's global flags, as the
-//!   wait policy in [`super::policy`] lists them, skipped) gives
+//!   `$`/`${`) followed by words the wait policy ([`super::policy`], which
+//!   also skips Herdr's global flags) reads as `agent wait` gives
 //!   [`Verdict::BlockEndTurn`];
-//! * a Herdr word followed by `agent prompt`, together with a `--wait`,
-//!   `--until` or `--timeout` word anywhere in the text, gives
+//! * a Herdr word followed by words it reads as `agent prompt`, together with
+//!   a `--wait`, `--until` or `--timeout` word anywhere in the text, gives
 //!   [`Verdict::Block`];
 //! * anything else is allowed.
+//!
+//! Both rules take every word's meaning from the policy's word classes; no
+//! Herdr word is spelt here.
 
-use super::policy::{self, Class, Verdict};
+use super::policy::{self, Class, Judge, Verdict};
 
 fn is_sep(c: u8) -> bool {
     c.is_ascii_whitespace()
@@ -48,14 +51,9 @@ fn is_herdr_word(tok: &[u8], after_dollar: bool) -> bool {
 
 /// Judges `text` by the word-sequence rule. Linear in its length.
 pub(super) fn word_sequence(text: &[u8]) -> Verdict {
-    #[derive(Clone, Copy, PartialEq)]
-    enum State {
-        Idle,
-        AfterHerdr,
-        AfterAgent,
-    }
-    let mut state = State::Idle;
-    let mut skip_next = false;
+    // The wait policy over the words after the last Herdr word, while it
+    // can still reach a verdict.
+    let mut run: Option<Judge> = None;
     let mut prompt = false;
     let mut wait_opt = false;
     let mut i = 0;
@@ -78,31 +76,24 @@ pub(super) fn word_sequence(text: &[u8]) -> Verdict {
         if class == Class::WaitOpt {
             wait_opt = true;
         }
-        if state != State::Idle {
-            if skip_next {
-                skip_next = false;
+        if let Some(judge) = run.as_mut() {
+            judge.word(class.bit() | policy::EXACT);
+            if judge.verdict() == Verdict::BlockEndTurn {
+                return Verdict::BlockEndTurn;
+            }
+            if judge.prompted() {
+                // `agent prompt`: blocked with a waiting option anywhere.
+                prompt = true;
+                run = None;
                 continue;
             }
-            if let Some(with_value) = policy::global_flag(tok) {
-                skip_next = with_value;
+            if !judge.settled() {
                 continue;
             }
-            match (state, class) {
-                (State::AfterHerdr, Class::Agent) => {
-                    state = State::AfterAgent;
-                    continue;
-                }
-                (State::AfterAgent, Class::Wait) => return Verdict::BlockEndTurn,
-                (State::AfterAgent, Class::Prompt) => {
-                    prompt = true;
-                    state = State::Idle;
-                    continue;
-                }
-                _ => state = State::Idle,
-            }
+            run = None;
         }
         if is_herdr_word(tok, after_dollar) {
-            state = State::AfterHerdr;
+            run = Some(Judge::new());
         }
     }
     if prompt && wait_opt {
@@ -171,13 +162,14 @@ pub(super) fn loose_sequence(text: &[u8]) -> Verdict {
         if opt {
             wait_opt = true;
         }
-        if agent && tok == b"wait" {
+        let class = policy::class_of(tok);
+        if agent && class == Class::Wait {
             return Verdict::BlockEndTurn;
         }
-        if agent && tok == b"prompt" {
+        if agent && class == Class::Prompt {
             prompt = true;
         }
-        if herdr && tok == b"agent" {
+        if herdr && class == Class::Agent {
             agent = true;
         }
         if is_herdr_word(tok, after_dollar) || (wide && tok == b"HERDR") {

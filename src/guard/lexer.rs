@@ -1,10 +1,10 @@
-//! POSIX shell lexer for the guard: splits text into words and simple
-//! commands, and descends into command substitutions, heredoc bodies and
-//! parameter expansions. Each simple command is handed to the analysis as
-//! soon as it ends, through the [`Analysis`] trait that the layer above
-//! (`analyze.rs`) implements: the lexer looks only down, at the words
-//! ([`super::words`]), the static evaluation ([`super::resolve`]), the
-//! fallback rules and the verdicts.
+//! POSIX shell lexer for the guard, the bottom of its reading: splits text
+//! into words and simple commands, and descends into command substitutions,
+//! heredoc bodies and parameter expansions. It knows nothing of Herdr or of
+//! verdicts: each simple command, separator, subshell, function definition
+//! and script text it finds is handed up as plain data ([`Simple`], [`End`],
+//! [`Text`]) through the [`Sink`] trait, which the analysis above implements.
+//! The lexer looks only down, at the words ([`super::words`]).
 //!
 //! Every byte of the input is consumed once per nesting level, and nesting is
 //! capped at [`MAX_DEPTH`], so the cost is linear in the input length.
@@ -13,11 +13,6 @@
 //! known here are replaced by sentinel bytes: [`S_ANY`] for an expansion,
 //! [`S_STAR`] / [`S_ONE`] for unquoted glob characters.
 
-use super::fallback;
-use super::policy::Verdict;
-use super::resolve::{Allowed, Values};
-#[cfg(test)]
-use super::words::render;
 use super::words::{
     hex_escape, ASSIGN, BRACE, DYN, GLOB, HERESTR, HVAR, IO_NUMBER, QUOTED, REDIR, SPLIT, S_ANY,
     S_ONE, S_STAR, W,
@@ -36,47 +31,36 @@ const STACK_BUDGET: usize = 40 * 1024;
 /// The address of a local of the calling frame: the stack grows down, so
 /// the difference between two of these is the stack used in between.
 #[inline(never)]
-fn stack_mark() -> usize {
+pub(super) fn stack_mark() -> usize {
     let marker = 0u8;
     std::hint::black_box(&marker) as *const u8 as usize
 }
 
-/// Work allowed for re-analysis (re-parsed scripts, heredoc bodies, rebuilt
-/// word lists), as a multiple of the input length plus a constant. Beyond
-/// it the word-sequence rule decides, which keeps chains such as
-/// `eval eval eval ...` linear.
-const BUDGET_FACTOR: usize = 2;
-const BUDGET_BASE: usize = 64 * 1024;
-
-/// What the lexer hands up to the analysis of simple commands. The lexer
-/// only splits text; `analyze.rs`, the layer above, implements this for
-/// [`Parser`], so that the lexer never names the analysis.
-pub(super) trait Analysis {
-    /// Judges one simple command (redirections left out); returns whether
-    /// it is a shell that reads its script from standard input.
-    fn simple_command(&mut self, words: &[W<'_>]) -> R<bool>;
-
-    /// The scripts a producer's text prints, when they can be known
-    /// statically (`echo '...' | bash`).
-    fn produced_scripts(&self, text: &[u8]) -> Option<Vec<Vec<u8>>>;
-
-    /// Judges the script a shell reads from the file named by the source
-    /// text `raw` (`bash <(...)`, `sh < "$f"`); returns whether it was known.
-    fn script_from_file(&mut self, raw: &[u8]) -> R<bool>;
+/// More than [`STACK_BUDGET`] of stack is in use below `base` (a
+/// [`stack_mark`] of the first frame).
+pub(super) fn stack_low(base: usize) -> bool {
+    base.saturating_sub(stack_mark()) > STACK_BUDGET
 }
 
-/// Why the analysis stopped early.
+/// Why the reading (or the analysis above it) stopped early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Stop {
-    /// The text does not parse (unbalanced quotes, unclosed `$(`, ...).
+    /// The text does not parse (an unclosed quote, backquote, `${` or
+    /// `[[`, a redirection without a target): bash rejects it as a syntax
+    /// error.
     Broken,
-    /// Nesting deeper than [`MAX_DEPTH`].
+    /// Text the lexer cannot read, though bash may; also an unbalanced `(`
+    /// or `)`, which the lexer cannot tell from a `)` it read as something
+    /// else (it is judged by the conservative word-sequence rule).
+    Unread,
+    /// Nesting deeper than [`MAX_DEPTH`], or the work budget is spent.
     TooDeep,
-    /// A complete top-level line already has the strongest verdict;
-    /// nothing more to learn.
+    /// The analysis has learnt all it can (a complete top-level line already
+    /// has the strongest verdict).
     Done,
     /// A reserved word out of place (`then` with no `if`, `fi` after a
-    /// quoted `"if"`): bash runs nothing of this complete command and stops.
+    /// quoted `"if"`), or a list ending in `&&`: bash runs nothing of this
+    /// complete command and stops.
     Syntax,
 }
 
@@ -90,6 +74,37 @@ enum Term {
     Eof,
     /// An unmatched `)` (the end of `$(...)`, `<(...)`, `>(...)`).
     Paren,
+}
+
+/// What ended a simple command (or an empty one): handed up after every
+/// separator, so that the analysis knows which commands run in the shell
+/// itself and which in a pipeline's or a background job's subshell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum End {
+    /// `;`, `;;`, a newline, `(`, `)`, the end of the text.
+    Seq,
+    /// `&&` or `||`: the next command runs only on a condition.
+    AndOr,
+    /// `|` or `|&`.
+    Pipe,
+    /// `&`: the whole list before it runs in the background.
+    Amp,
+}
+
+/// A text that bash may run as commands of its own, handed up for the
+/// analysis to read (with a new [`Lexer`]) where it knows the rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Text {
+    /// A here-document fed to a shell (the command was a shell reading its
+    /// standard input).
+    HeredocScript,
+    /// A here-document with an unquoted delimiter: its substitutions run.
+    HeredocBody,
+    /// The content of a backquoted command substitution, unescaped.
+    Backquoted,
+    /// `((...))` in a script handed to another shell, read as dash does:
+    /// `( (...) )`.
+    DashArith,
 }
 
 /// A heredoc whose body has not been read yet.
@@ -106,112 +121,125 @@ struct Heredoc {
 
 /// One word of a simple command: a byte range of [`Cmd::buf`] and flags.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Span {
-    pub(super) start: usize,
-    pub(super) end: usize,
-    pub(super) f: u16,
+struct Span {
+    start: usize,
+    end: usize,
+    f: u16,
     /// The word's source text: `src[rs..re]`.
-    pub(super) rs: usize,
-    pub(super) re: usize,
+    rs: usize,
+    re: usize,
 }
 
 /// The simple command being collected.
-pub(super) struct Cmd {
-    pub(super) buf: Vec<u8>,
-    pub(super) words: Vec<Span>,
-    pub(super) id: u32,
+struct Cmd {
+    buf: Vec<u8>,
+    words: Vec<Span>,
+    id: u32,
     /// Standard input comes from a pipe.
-    pub(super) piped_in: bool,
+    piped_in: bool,
+    /// The command before it ended with `&&` or `||`.
+    after_and_or: bool,
     /// Every word so far is an assignment (or a redirection).
-    pub(super) assigns_only: bool,
+    assigns_only: bool,
     /// Where the next word stands: 0 command position (only reserved words
     /// before it, or `for NAME do`), 1 after `for`/`select`, 2 after its
     /// NAME, 3 an argument.
-    pub(super) lead: u8,
+    lead: u8,
     /// Where the pipeline this command belongs to starts in the source.
-    pub(super) pipe_start: usize,
+    pipe_start: usize,
     /// Where the last `|` before this command is in the source.
-    pub(super) pipe_bar: usize,
+    pipe_bar: usize,
+    /// The index of a `case` word at command position (after reserved
+    /// words such as `{` or `time`).
+    case_at: Option<usize>,
 }
 
-/// An alias the input defines.
-#[derive(Debug, Clone)]
-pub(super) struct Alias {
-    pub(super) name: Vec<u8>,
-    pub(super) value: Vec<u8>,
-    /// Depth of the script that defined it (or ran the script that did).
-    pub(super) owner: u32,
-    /// Defined on the line being read by its owner, so not yet in effect
-    /// there (bash expands aliases when it reads a line, before running it).
-    pub(super) pending: bool,
-}
-
-impl Alias {
-    /// Whether a command read by a script at `depth` sees the alias: from
-    /// the owner's next line, or in any script read later (`eval`, ...).
-    pub(super) fn usable_at(&self, depth: u32) -> bool {
-        !self.pending || self.owner < depth
+impl Cmd {
+    /// Forgets the words (after the command was handed up, or when they
+    /// turned out to be no command).
+    fn clear(&mut self) {
+        self.buf.clear();
+        self.words.clear();
+        self.assigns_only = true;
+        self.lead = 0;
+        self.case_at = None;
     }
 }
 
-/// Lexer and analysis state over one text (the whole command, or a script
-/// re-parsed from a word such as the argument of `sh -c`).
-pub(super) struct Parser<'s> {
-    src: &'s [u8],
-    pos: usize,
-    pub(super) depth: u32,
-    /// Strongest verdict found so far.
-    pub(super) verdict: Verdict,
-    /// The command run comes from text the analysis cannot follow exactly
-    /// (a shell reading a pipe, a command word from a substitution or a
-    /// variable, an alias, ...): the caller must also apply the loose
-    /// word-sequence rule to the whole text.
-    pub(super) loose: bool,
-    /// Which static evaluations the whole input allows (see
-    /// [`super::resolve`]); shared with sub-parsers.
-    pub(super) allowed: Allowed,
-    /// A re-parsed script (here or below) allows less than its parent did
-    /// (e.g. an escaped `\x65cho() {...}` in a `$'...'` script): resolutions
-    /// made before it was seen may be wrong, so the caller judges again
-    /// without any.
-    pub(super) restricted_below: bool,
-    /// A static evaluation was used (here or below).
-    pub(super) resolved_any: bool,
-    /// The input defines a function or an alias (here or below), whose body
-    /// a producer judged by [`Parser::dyn_text`] may call.
-    pub(super) defines_fn: bool,
-    /// [`Parser::dyn_text`] judged only part of the input (here or below).
-    pub(super) dyn_partial: bool,
-    /// Shells found reading their standard input (here or below).
-    pub(super) bare_count: u32,
+/// One simple command as the lexer hands it up: plain data, borrowed from
+/// the lexer for the time of the call.
+pub(super) struct Simple<'a> {
+    /// The words, redirections left out.
+    pub(super) words: &'a [W<'a>],
+    /// The redirection targets ([`REDIR`]; here-strings also [`HERESTR`]).
+    pub(super) redirs: &'a [W<'a>],
+    /// Standard input comes from a pipe.
+    pub(super) piped_in: bool,
+    /// The command before it ended with `&&` or `||`.
+    pub(super) after_and_or: bool,
     /// Inside a command or process substitution (whose text bash reads
     /// again, line by line, when it runs).
-    pub(super) in_subst: u32,
-    /// The plain value of the current command's here-string (for `read`).
-    pub(super) herestr: Option<Vec<u8>>,
-    /// Aliases defined so far: name and value.
-    pub(super) aliases: Vec<Alias>,
-    /// Values assigned anywhere in the input, and the uses waiting for them
-    /// (shared with sub-parsers, like the aliases).
-    pub(super) values: Values,
-    /// Open compound commands, innermost last: `i` if (before `then`), `t`
-    /// then/elif body, `e` else body, `w` while/until/for/select (before
-    /// `do`), `d` do body, `c` case, `{` brace group.
-    pub(super) open: Vec<u8>,
-    /// Inside a command made up by the analysis (`xargs CMD`, `find -exec`):
-    /// reserved words there are plain command names.
-    pub(super) made_up: u32,
-    /// Verdict and loose flag as of the last complete top-level command
-    /// (what bash has run when it meets a syntax error after it).
-    pub(super) committed: (Verdict, bool),
+    pub(super) in_subst: bool,
+    /// Nesting depth of the text the command stands in.
+    pub(super) depth: u32,
+    /// The source text of the pipeline up to the end of this command.
+    pub(super) pipeline: &'a [u8],
+    /// The source text before the last `|` of the pipeline (what feeds this
+    /// command's standard input when [`Simple::piped_in`]).
+    pub(super) producer: &'a [u8],
+}
+
+/// What the lexer hands up to the analysis. The lexer only splits text; the
+/// layer above implements this, so that the lexer never names it.
+pub(super) trait Sink {
+    /// Judges one simple command; returns whether it is a shell that reads
+    /// its script from standard input (its here-documents are then scripts).
+    fn command(&mut self, cmd: &Simple<'_>) -> R<bool>;
+
+    /// A separator (or the end of a list) after a command, empty or not.
+    fn end(&mut self, end: End);
+
+    /// A newline ending a complete line of the text being read at `depth`,
+    /// outside parentheses (the analysis knows whether compound commands are
+    /// still open).
+    fn line(&mut self, depth: u32) -> R;
+
+    /// `( ... )`, `$( ... )`, `<( ... )` or `>( ... )` opens (`true`) or
+    /// closes: the commands between run in a subshell.
+    fn subshell(&mut self, open: bool);
+
+    /// `NAME ()` (or `function NAME ()`): a function definition, whose body
+    /// follows; `after` when it stands after `&&`, `||` or `|` (it is then
+    /// defined only on a condition, or in a pipeline's subshell).
+    fn function(&mut self, name: &[u8], after: bool);
+
+    /// `${NAME=...}`, `${NAME:=...}`: assigns `NAME` a value not known here;
+    /// `None` for a name not known either (`${!x}`).
+    fn assigns(&mut self, name: Option<&[u8]>);
+
+    /// A text bash may run (see [`Text`]), read one level deeper than `depth`.
+    fn text(&mut self, text: &[u8], kind: Text, depth: u32) -> R;
+
+    /// Takes `cost` from the work budget for texts read again.
+    fn spend(&mut self, cost: usize) -> R;
+}
+
+/// Lexer state over one text (the whole command, or a script re-read from a
+/// word such as the argument of `sh -c`).
+pub(super) struct Lexer<'s, 'k, S: Sink> {
+    src: &'s [u8],
+    pos: usize,
+    depth: u32,
+    sink: &'k mut S,
     heredocs: Vec<Heredoc>,
     next_id: u32,
-    /// Reused allocation for the words handed to the analysis.
+    /// Reused allocations for the words handed up.
     w_scratch: Vec<W<'static>>,
-    /// Remaining re-analysis work, shared with sub-parsers.
-    budget: usize,
-    /// [`stack_mark`] when the first parser was made.
+    r_scratch: Vec<W<'static>>,
+    /// [`stack_mark`] of the first frame.
     stack_base: usize,
+    /// Inside command or process substitutions.
+    in_subst: u32,
     /// Expansions seen in the current word.
     exp_count: u32,
     /// One of them was `HERDR_BIN_PATH`.
@@ -219,28 +247,22 @@ pub(super) struct Parser<'s> {
     /// The word being read is in assignment position (only assignments
     /// before it), where `NAME[...]=` is a subscript.
     assign_pos: bool,
-    /// Test hook: every simple command, as rendered words.
-    #[cfg(test)]
-    pub(super) trace: Vec<Vec<String>>,
-    /// Test hook: only lex, do not analyse.
-    #[cfg(test)]
-    pub(super) lex_only: bool,
 }
 
 /// Whether a pipeline's text (from the start of its last simple command)
 /// closes a compound command or a subshell: `}`, `)`, `fi`, `done`, `esac`.
-fn closes_compound(text: &[u8]) -> bool {
+pub(super) fn closes_compound(text: &[u8]) -> bool {
     text.iter().any(|&c| c == b')' || c == b'}')
         || text
             .split(|c| !c.is_ascii_alphanumeric() && *c != b'_')
             .any(|w| matches!(w, b"fi" | b"done" | b"esac"))
 }
 
-fn is_name_start(c: u8) -> bool {
+pub(super) fn is_name_start(c: u8) -> bool {
     c.is_ascii_alphabetic() || c == b'_'
 }
 
-fn is_name_char(c: u8) -> bool {
+pub(super) fn is_name_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
@@ -286,46 +308,38 @@ fn run_len(s: &[u8], class: u8) -> usize {
         .unwrap_or(s.len())
 }
 
-impl<'s> Parser<'s> {
-    /// A parser over `src` starting at nesting depth `depth`.
-    pub(super) fn new(src: &'s [u8], depth: u32) -> Self {
-        Parser {
+impl<'s, 'k, S: Sink> Lexer<'s, 'k, S> {
+    /// A lexer over `src` at nesting depth `depth`, handing what it reads to
+    /// `sink`; `stack_base` is the [`stack_mark`] of the first frame.
+    pub(super) fn new(src: &'s [u8], depth: u32, stack_base: usize, sink: &'k mut S) -> Self {
+        Lexer {
             src,
             pos: 0,
             depth,
-            verdict: Verdict::Allow,
-            loose: false,
-            allowed: Allowed::NONE,
-            restricted_below: false,
-            resolved_any: false,
-            defines_fn: false,
-            dyn_partial: false,
-            bare_count: 0,
-            in_subst: 0,
-            herestr: None,
-            aliases: Vec::new(),
-            values: Values::default(),
-            open: Vec::new(),
-            made_up: 0,
-            committed: (Verdict::Allow, false),
+            sink,
             heredocs: Vec::new(),
-            w_scratch: Vec::new(),
             next_id: 0,
-            budget: src.len().saturating_mul(BUDGET_FACTOR) + BUDGET_BASE,
-            stack_base: stack_mark(),
+            w_scratch: Vec::new(),
+            r_scratch: Vec::new(),
+            stack_base,
+            in_subst: 0,
             exp_count: 0,
             exp_herdr: false,
             assign_pos: false,
-            #[cfg(test)]
-            trace: Vec::new(),
-            #[cfg(test)]
-            lex_only: false,
         }
     }
 
-    /// Parses and analyses the whole text as a script.
-    pub(super) fn parse_script(&mut self) -> R {
+    /// Reads the whole text as a script.
+    pub(super) fn script(mut self) -> R {
         self.parse_list(Term::Eof)
+    }
+
+    /// Reads the whole text as the body of a here-document with an unquoted
+    /// delimiter: only its expansions and substitutions count.
+    pub(super) fn expanding_body(mut self) -> R {
+        let mut scratch = Vec::new();
+        let mut f = 0;
+        self.dquote(&mut scratch, &mut f, false)
     }
 
     fn peek(&self) -> Option<u8> {
@@ -338,28 +352,15 @@ impl<'s> Parser<'s> {
 
     fn enter(&mut self) -> R {
         self.depth += 1;
-        if self.depth > MAX_DEPTH || self.stack_low() {
+        if self.depth > MAX_DEPTH || stack_low(self.stack_base) {
             Err(Stop::TooDeep)
         } else {
             Ok(())
         }
     }
 
-    /// More than [`STACK_BUDGET`] of stack is in use below the first parser.
-    pub(super) fn stack_low(&self) -> bool {
-        self.stack_base.saturating_sub(stack_mark()) > STACK_BUDGET
-    }
-
     fn leave(&mut self) {
         self.depth -= 1;
-    }
-
-    /// Raises the verdict. The analysis goes on to the end of the line even
-    /// after the strongest verdict: a syntax error later on the line means
-    /// bash runs none of it.
-    pub(super) fn bump(&mut self, v: Verdict) -> R {
-        self.verdict = self.verdict.max(v);
-        Ok(())
     }
 
     fn new_cmd(&mut self, top: bool) -> Cmd {
@@ -374,149 +375,18 @@ impl<'s> Parser<'s> {
             words: Vec::with_capacity(words),
             id: self.next_id,
             piped_in: false,
+            after_and_or: false,
             assigns_only: true,
             lead: 0,
             pipe_start: self.pos,
             pipe_bar: 0,
+            case_at: None,
         }
     }
 
-    /// Analyses `text` as a script (`script`) or as an expanding heredoc
-    /// body, one level deeper, and merges the findings.
-    pub(super) fn sub_parse(&mut self, text: &[u8], script: bool) -> R {
-        if self.depth + 1 > MAX_DEPTH || self.stack_low() {
-            return Err(Stop::TooDeep);
-        }
-        self.spend(text.len())?;
-        let mut sub = Parser::new(text, self.depth + 1);
-        sub.budget = self.budget;
-        sub.stack_base = self.stack_base;
-        let here = Allowed::for_input(text);
-        sub.allowed = self.allowed.and(here);
-        self.restricted_below |= sub.allowed != self.allowed;
-        sub.aliases = std::mem::take(&mut self.aliases);
-        sub.values = std::mem::take(&mut self.values);
-        let result = if script {
-            sub.parse_list(Term::Eof)
-        } else {
-            let mut scratch = Vec::new();
-            let mut f = 0;
-            sub.dquote(&mut scratch, &mut f, false)
-        };
-        self.budget = sub.budget;
-        self.aliases = std::mem::take(&mut sub.aliases);
-        for a in self.aliases.iter_mut().filter(|a| a.owner > self.depth) {
-            // Defined by a script this one ran (`eval 'alias ...'`): in
-            // effect from this script's next line.
-            a.owner = self.depth;
-            a.pending = true;
-        }
-        self.values = std::mem::take(&mut sub.values);
-        self.restricted_below |= sub.restricted_below;
-        self.resolved_any |= sub.resolved_any;
-        self.defines_fn |= sub.defines_fn;
-        self.dyn_partial |= sub.dyn_partial;
-        self.bare_count = self.bare_count.saturating_add(sub.bare_count);
-        if result == Err(Stop::Syntax) {
-            // That shell runs what came before the error, then stops.
-            self.verdict = self.verdict.max(sub.committed.0);
-            self.loose |= sub.committed.1;
-            return Ok(());
-        }
-        self.verdict = self.verdict.max(sub.verdict);
-        self.loose |= sub.loose;
-        result
-    }
-
-    /// Judges text that produces a command the analysis cannot follow (a
-    /// substitution's output, a script on a pipe): by the loose rule over
-    /// that text, or over the whole input when it uses values defined
-    /// elsewhere (`$NAME`, `"$@"`).
-    pub(super) fn dyn_text(&mut self, raw: &[u8]) -> R {
-        let uses_values = raw.is_empty()
-            || raw.iter().enumerate().any(|(k, &c)| {
-                c == S_ANY
-                    || (c == b'$'
-                        && raw.get(k + 1).is_some_and(|&n| {
-                            is_name_char(n)
-                                || matches!(n, b'{' | b'@' | b'*' | b'#' | b'?' | b'!' | b'-')
-                        }))
-            });
-        if uses_values {
-            self.loose = true;
-            Ok(())
-        } else {
-            self.dyn_partial = true;
-            self.bump(fallback::loose_sequence(raw))
-        }
-    }
-
-    /// Follows a reserved word at command position through the open
-    /// compound commands; a word out of place is a syntax error. Inside a
-    /// `case` (where patterns sit at command position) nothing is checked.
-    pub(super) fn reserved_word(&mut self, w: &[u8]) -> R {
-        if self.made_up > 0 {
-            return Ok(());
-        }
-        let top = self.open.last().copied();
-        let ok = match w {
-            b"if" => {
-                self.open.push(b'i');
-                true
-            }
-            b"while" | b"until" | b"for" | b"select" => {
-                self.open.push(b'w');
-                true
-            }
-            b"case" => {
-                self.open.push(b'c');
-                true
-            }
-            b"{" => {
-                self.open.push(b'{');
-                true
-            }
-            b"then" | b"elif" | b"else" | b"fi" | b"do" | b"done" | b"esac" | b"}" => {
-                let (need, next): (&[u8], Option<u8>) = match w {
-                    b"then" => (b"i", Some(b't')),
-                    b"elif" => (b"t", Some(b'i')),
-                    b"else" => (b"t", Some(b'e')),
-                    b"fi" => (b"te", None),
-                    b"do" => (b"w", Some(b'd')),
-                    b"done" => (b"d", None),
-                    b"esac" => (b"c", None),
-                    _ => (b"{", None),
-                };
-                match top {
-                    Some(t) if need.contains(&t) => {
-                        self.open.pop();
-                        if let Some(n) = next {
-                            self.open.push(n);
-                        }
-                        true
-                    }
-                    Some(b'c') => true,
-                    _ => false,
-                }
-            }
-            _ => true,
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(Stop::Syntax)
-        }
-    }
-
-    /// Takes `cost` from the re-analysis budget.
-    pub(super) fn spend(&mut self, cost: usize) -> R {
-        match self.budget.checked_sub(cost) {
-            Some(rest) => {
-                self.budget = rest;
-                Ok(())
-            }
-            None => Err(Stop::TooDeep),
-        }
+    /// Takes `cost` from the work budget.
+    fn spend(&mut self, cost: usize) -> R {
+        self.sink.spend(cost)
     }
 
     /// Skips spaces, tabs, carriage returns and line continuations.
@@ -558,8 +428,11 @@ impl<'s> Parser<'s> {
                     return Err(Stop::Syntax);
                 }
                 self.finish(&mut cmd)?;
+                self.sink.end(End::Seq);
                 if term == Term::Paren || paren > 0 {
-                    return Err(Stop::Broken);
+                    // An unclosed `(` or `$(`: bash rejects it too, unless
+                    // the lexer took a `)` for something else.
+                    return Err(Stop::Unread);
                 }
                 return Ok(());
             };
@@ -567,20 +440,13 @@ impl<'s> Parser<'s> {
                 b'\n' => {
                     self.pos += 1;
                     self.finish(&mut cmd)?;
+                    if !pending {
+                        self.sink.end(End::Seq);
+                    }
                     self.heredoc_bodies()?;
                     cmd.pipe_start = self.pos;
-                    if term == Term::Eof && paren == 0 && self.open.is_empty() && !pending {
-                        self.committed = (self.verdict, self.loose);
-                        let depth = self.depth;
-                        for a in self.aliases.iter_mut().filter(|a| a.owner == depth) {
-                            // Bash reads a whole line before running it: an
-                            // alias works from the next line on.
-                            a.pending = false;
-                        }
-                        if self.depth == 0 && self.verdict == Verdict::BlockEndTurn {
-                            // A complete line with a wait: nothing more to learn.
-                            return Err(Stop::Done);
-                        }
+                    if term == Term::Eof && paren == 0 && !pending {
+                        self.sink.line(self.depth)?;
                     }
                 }
                 b'#' => self.skip_comment(),
@@ -596,6 +462,7 @@ impl<'s> Parser<'s> {
                         case_pat = true;
                     }
                     self.finish(&mut cmd)?;
+                    self.sink.end(End::Seq);
                     cmd.pipe_start = self.pos;
                 }
                 b'&' if self.peek_at(1) == Some(b'>') => {
@@ -607,11 +474,14 @@ impl<'s> Parser<'s> {
                         return Err(Stop::Syntax);
                     }
                     self.pos += 1;
-                    if self.peek() == Some(b'&') {
+                    let and = self.peek() == Some(b'&');
+                    if and {
                         self.pos += 1;
                         pending = true;
                     }
                     self.finish(&mut cmd)?;
+                    self.sink.end(if and { End::AndOr } else { End::Amp });
+                    cmd.after_and_or = and;
                     cmd.pipe_start = self.pos;
                 }
                 b'|' if case_pat => self.pos += 1,
@@ -628,15 +498,11 @@ impl<'s> Parser<'s> {
                 b')' if case_pat => {
                     self.pos += 1;
                     case_pat = false;
-                    let first = cmd.words.first().map(|w| &cmd.buf[w.start..w.end]);
-                    if first == Some(b"case".as_slice()) {
+                    if cmd.case_at.is_some() {
                         self.finish(&mut cmd)?;
                     } else {
                         // A pattern is not a command.
-                        cmd.buf.clear();
-                        cmd.words.clear();
-                        cmd.assigns_only = true;
-                        cmd.lead = 0;
+                        cmd.clear();
                     }
                     cmd.pipe_start = self.pos;
                 }
@@ -659,10 +525,12 @@ impl<'s> Parser<'s> {
                         _ => true,
                     };
                     self.finish(&mut cmd)?;
+                    self.sink.end(if piped { End::Pipe } else { End::AndOr });
                     if piped {
                         cmd.piped_in = true;
                         cmd.pipe_bar = bar;
                     } else {
+                        cmd.after_and_or = true;
                         cmd.pipe_start = self.pos;
                     }
                 }
@@ -683,46 +551,65 @@ impl<'s> Parser<'s> {
                         text.extend_from_slice(b"( (");
                         text.extend_from_slice(inner);
                         text.extend_from_slice(b") )");
-                        if let Err(Stop::TooDeep) = self.sub_parse(&text, true) {
+                        if let Err(Stop::TooDeep) =
+                            self.sink.text(&text, Text::DashArith, self.depth)
+                        {
                             return Err(Stop::TooDeep);
                         }
                     }
                 }
                 b'(' => {
                     pending = false;
-                    if !cmd.words.is_empty()
-                        && self.src[self.pos + 1..]
-                            .iter()
-                            .find(|c| !matches!(c, b' ' | b'\t'))
-                            == Some(&b')')
-                    {
-                        // `NAME ()`: a function definition.
-                        self.defines_fn = true;
-                        if let Some(last) = cmd.words.last().filter(|w| w.f & !QUOTED == 0) {
-                            self.values.function(&cmd.buf[last.start..last.end]);
-                        }
-                    }
+                    let empty_parens = self.src[self.pos + 1..]
+                        .iter()
+                        .find(|c| !matches!(c, b' ' | b'\t'))
+                        == Some(&b')');
                     if case_depth == 0 && self.paren_is_syntax_error(&cmd) {
                         // `echo a (b)`, `A=1 (x)`, `>f (x)`: bash rejects
                         // the line.
                         return Err(Stop::Syntax);
                     }
+                    if !cmd.words.is_empty() && empty_parens {
+                        // `NAME ()`: a function definition, no command. The
+                        // reserved words before it (`{`, `then`, `function`)
+                        // are handed up on their own.
+                        let name = cmd.words.pop().expect("a word");
+                        let name_bytes = cmd.buf[name.start..name.end].to_vec();
+                        cmd.buf.truncate(name.start);
+                        let after = cmd.after_and_or || cmd.piped_in;
+                        self.finish(&mut cmd)?;
+                        if name.f & !QUOTED == 0 {
+                            self.sink.function(&name_bytes, after);
+                        }
+                        cmd.clear();
+                        self.pos += 1;
+                        while matches!(self.peek(), Some(b' ' | b'\t')) {
+                            self.pos += 1;
+                        }
+                        self.pos += 1;
+                        cmd.pipe_start = self.pos;
+                        continue;
+                    }
                     self.pos += 1;
                     self.finish(&mut cmd)?;
                     cmd.pipe_start = self.pos;
                     paren += 1;
+                    self.sink.subshell(true);
                 }
                 b')' => {
                     self.pos += 1;
                     self.finish(&mut cmd)?;
+                    self.sink.end(End::Seq);
                     if paren > 0 {
                         paren -= 1;
+                        self.sink.subshell(false);
                     } else if case_depth > 0 {
                         // end of a `case` pattern
                     } else if term == Term::Paren {
                         return Ok(());
                     } else {
-                        return Err(Stop::Broken);
+                        // A stray `)`: as above.
+                        return Err(Stop::Unread);
                     }
                 }
                 b'<' | b'>' => {
@@ -738,7 +625,7 @@ impl<'s> Parser<'s> {
                     self.assign_pos = false;
                     let f = f?;
                     if self.pos == before {
-                        return Err(Stop::Broken);
+                        return Err(Stop::Unread);
                     }
                     if f & IO_NUMBER != 0 {
                         continue;
@@ -761,7 +648,10 @@ impl<'s> Parser<'s> {
                     };
                     if lead {
                         match &cmd.buf[start..] {
-                            b"case" => case_depth += 1,
+                            b"case" => {
+                                case_depth += 1;
+                                cmd.case_at = Some(cmd.words.len());
+                            }
                             b"esac" => {
                                 case_depth = case_depth.saturating_sub(1);
                                 case_pat = false;
@@ -771,9 +661,7 @@ impl<'s> Parser<'s> {
                     }
                     if f == 0
                         && &cmd.buf[start..] == b"in"
-                        && cmd.words.len() == 2
-                        && cmd.words[0].f == 0
-                        && &cmd.buf[cmd.words[0].start..cmd.words[0].end] == b"case"
+                        && cmd.case_at.is_some_and(|k| cmd.words.len() == k + 2)
                     {
                         case_pat = true;
                     }
@@ -813,101 +701,85 @@ impl<'s> Parser<'s> {
                 .filter(|s| s.f == 0)
                 .map(|s| &cmd.buf[s.start..s.end])
         };
-        let n = cmd.words.len();
-        let first = word(0);
+        // Reserved words before a function name (`{ f ()`, `then f ()`,
+        // `! f ()`) leave it a definition.
+        let lead = (0..cmd.words.len())
+            .take_while(|&k| {
+                matches!(
+                    word(k),
+                    Some(
+                        b"{" | b"!"
+                            | b"then"
+                            | b"do"
+                            | b"else"
+                            | b"elif"
+                            | b"if"
+                            | b"while"
+                            | b"until"
+                    )
+                )
+            })
+            .count();
+        let n = cmd.words.len() - lead;
+        let first = word(lead);
         let empty_parens = self.src[self.pos + 1..]
             .iter()
             .find(|c| !matches!(c, b' ' | b'\t'))
             == Some(&b')');
         let fn_def = empty_parens
             && ((n == 1 && first.is_some())
-                || (n == 2 && first == Some(b"function".as_slice()) && word(1).is_some()));
+                || (n == 2 && first == Some(b"function".as_slice()) && word(lead + 1).is_some()));
+        let first = word(0);
+        let n = cmd.words.len();
         !(fn_def
             || first == Some(b"coproc".as_slice())
             || (n == 2 && first == Some(b"time".as_slice()) && word(1) == Some(b"-p".as_slice())))
     }
 
-    /// Ends the current simple command: analyses it and starts a new one.
+    /// Ends the current simple command: hands it up and starts a new one.
     fn finish(&mut self, cmd: &mut Cmd) -> R {
         if cmd.words.is_empty() {
             return Ok(());
         }
-        #[cfg(test)]
-        self.trace.push(
-            cmd.words
-                .iter()
-                .filter(|s| s.f & REDIR == 0)
-                .map(|s| render(&cmd.buf[s.start..s.end]))
-                .collect(),
-        );
-        #[cfg(test)]
-        if self.lex_only {
-            cmd.buf.clear();
-            cmd.words.clear();
-            cmd.assigns_only = true;
-            cmd.lead = 0;
-            return Ok(());
-        }
         let src = self.src;
         let mut words = recycle(std::mem::take(&mut self.w_scratch));
-        words.extend(cmd.words.iter().filter(|s| s.f & REDIR == 0).map(|s| W {
-            b: &cmd.buf[s.start..s.end],
-            f: s.f,
-            raw: &src[s.rs..s.re],
-        }));
-        self.herestr = cmd
-            .words
-            .iter()
-            .find(|s| s.f & HERESTR != 0 && s.f & DYN == 0)
-            .map(|s| cmd.buf[s.start..s.end].to_vec());
-        let bare_shell = self.simple_command(&words);
-        self.herestr = None;
+        let mut redirs = recycle(std::mem::take(&mut self.r_scratch));
+        for s in &cmd.words {
+            let w = W {
+                b: &cmd.buf[s.start..s.end],
+                f: s.f,
+                raw: &src[s.rs..s.re],
+            };
+            if s.f & REDIR == 0 {
+                words.push(w);
+            } else {
+                redirs.push(w);
+            }
+        }
+        let end = self.pos.min(src.len());
+        let simple = Simple {
+            words: &words,
+            redirs: &redirs,
+            piped_in: cmd.piped_in,
+            after_and_or: cmd.after_and_or,
+            in_subst: self.in_subst > 0,
+            depth: self.depth,
+            pipeline: &src[cmd.pipe_start.min(end)..end],
+            producer: &src[cmd.pipe_start.min(cmd.pipe_bar)..cmd.pipe_bar.min(end)],
+        };
+        let bare_shell = self.sink.command(&simple);
         self.w_scratch = recycle(words);
-        let bare_shell = bare_shell?;
-        if bare_shell {
-            self.bare_count = self.bare_count.saturating_add(1);
-            // Standard input from a pipe or from an unknown file (`< <(...)`,
-            // `< "$f"`): the script cannot be seen.
-            if cmd.piped_in {
-                let end = self.pos.min(src.len());
-                let text = &src[cmd.pipe_start.min(end)..end];
-                let producer = &src[cmd.pipe_start.min(cmd.pipe_bar)..cmd.pipe_bar.min(end)];
-                if let Some(scripts) = self.produced_scripts(producer) {
-                    // `echo '...' | bash`: the script is known.
-                    self.resolved_any = true;
-                    for script in scripts {
-                        self.sub_parse(&script, true)?;
-                    }
-                } else if text.windows(2).any(|w| w == b"<<") {
-                    // A here-document's body comes after this line.
-                    self.loose = true;
-                } else if closes_compound(producer) {
-                    // `{ ...; } | bash`, `for ...; done | sh`: the producer
-                    // starts before this simple command's text.
-                    self.loose = true;
-                } else {
-                    self.dyn_text(text)?;
-                }
-            }
-            for s in cmd.words.iter() {
-                if s.f & REDIR != 0 && s.f & HERESTR == 0 && s.f & DYN != 0 {
-                    self.script_from_file(&src[s.rs..s.re])?;
-                }
-            }
+        self.r_scratch = recycle(redirs);
+        if bare_shell? {
             for hd in self.heredocs.iter_mut().filter(|h| h.cmd == cmd.id) {
                 hd.script = true;
-            }
-            for s in cmd.words.iter().filter(|s| s.f & HERESTR != 0) {
-                self.sub_parse(&cmd.buf[s.start..s.end], true)?;
             }
         }
         self.next_id = self.next_id.wrapping_add(1);
         cmd.id = self.next_id;
-        cmd.buf.clear();
-        cmd.words.clear();
         cmd.piped_in = false;
-        cmd.assigns_only = true;
-        cmd.lead = 0;
+        cmd.after_and_or = false;
+        cmd.clear();
         Ok(())
     }
 
@@ -968,7 +840,7 @@ impl<'s> Parser<'s> {
                 let before = self.pos;
                 let f = self.read_word(&mut cmd.buf, false)?;
                 if self.pos == before || f & IO_NUMBER != 0 {
-                    return Err(Stop::Broken);
+                    return Err(Stop::Unread);
                 }
                 cmd.words.push(Span {
                     start,
@@ -986,14 +858,7 @@ impl<'s> Parser<'s> {
     fn process_subst(&mut self, cmd: &mut Cmd, extra: u16) -> R {
         let rs = self.pos;
         self.pos += 2;
-        self.enter()?;
-        // Read again when it runs: aliases defined on an earlier line
-        // of its text are in effect there.
-        self.in_subst += 1;
-        let listed = self.parse_list(Term::Paren);
-        self.in_subst -= 1;
-        listed?;
-        self.leave();
+        self.subst()?;
         let start = cmd.buf.len();
         cmd.buf.push(S_ANY);
         cmd.words.push(Span {
@@ -1003,6 +868,21 @@ impl<'s> Parser<'s> {
             rs,
             re: self.pos,
         });
+        Ok(())
+    }
+
+    /// The list of `$(...)`, `<(...)` or `>(...)` (after the opening bytes),
+    /// up to its `)`: a subshell, read again when it runs (aliases defined on
+    /// an earlier line of its text are in effect there).
+    fn subst(&mut self) -> R {
+        self.enter()?;
+        self.in_subst += 1;
+        self.sink.subshell(true);
+        let listed = self.parse_list(Term::Paren);
+        self.sink.subshell(false);
+        self.in_subst -= 1;
+        listed?;
+        self.leave();
         Ok(())
     }
 
@@ -1123,9 +1003,9 @@ impl<'s> Parser<'s> {
             }
             let body = &src[body_start..body_end];
             if hd.script {
-                self.sub_parse(body, true)?;
+                self.sink.text(body, Text::HeredocScript, self.depth)?;
             } else if hd.expand {
-                self.sub_parse(body, false)?;
+                self.sink.text(body, Text::HeredocBody, self.depth)?;
             }
         }
         Ok(())
@@ -1436,7 +1316,7 @@ impl<'s> Parser<'s> {
                     let before = self.pos;
                     let f = self.read_word(&mut scratch, false)?;
                     if self.pos == before {
-                        return Err(Stop::Broken);
+                        return Err(Stop::Unread);
                     }
                     regex = f == 0 && scratch == b"=~";
                 }
@@ -1516,6 +1396,13 @@ impl<'s> Parser<'s> {
                     _ => break,
                 }
             }
+            let s = &self.src[self.pos..];
+            if s.len() >= 2 && (s[0] == b'<' || s[0] == b'>') && s[1] == b'(' {
+                // A process substitution is an element.
+                self.pos += 2;
+                self.subst()?;
+                continue;
+            }
             match self.peek() {
                 None | Some(b';' | b'&' | b'|' | b'(' | b'<' | b'>') => return Err(Stop::Broken),
                 Some(b')') => {
@@ -1526,7 +1413,7 @@ impl<'s> Parser<'s> {
                     let before = self.pos;
                     self.read_word(&mut scratch, false)?;
                     if self.pos == before {
-                        return Err(Stop::Broken);
+                        return Err(Stop::Unread);
                     }
                     scratch.clear();
                 }
@@ -1621,14 +1508,7 @@ impl<'s> Parser<'s> {
             Some(b'(') => {
                 // `$(...)` (or `$((...))` that is not arithmetic).
                 self.pos += 2;
-                self.enter()?;
-                // Read again when it runs: aliases defined on an earlier line
-                // of its text are in effect there.
-                self.in_subst += 1;
-                let listed = self.parse_list(Term::Paren);
-                self.in_subst -= 1;
-                listed?;
-                self.leave();
+                self.subst()?;
                 self.expansion(out, f, unquoted, false);
             }
             Some(b'{') => {
@@ -1691,16 +1571,12 @@ impl<'s> Parser<'s> {
                 .is_some_and(|k| assigns(&rest[k + 1..]));
         if assigns(rest) || subscript_assigns {
             // `${NAME=value}`, `${NAME:=value}`, `${NAME[k]:=value}`.
-            let name = self.src[s..name_end].to_vec();
-            if name.is_empty() {
-                self.values.all_unknown();
-            } else {
-                self.values.unknown(&name);
-            }
+            let name = &self.src[s..name_end];
+            self.sink.assigns(Some(name).filter(|n| !n.is_empty()));
         } else if s == name_end {
             // `${!NAME}` and other special forms.
             if rest.starts_with(b"!") {
-                self.values.all_unknown();
+                self.sink.assigns(None);
             }
         }
         let mut at = false;
@@ -1763,7 +1639,7 @@ impl<'s> Parser<'s> {
                 _ => content.push(c),
             }
         }
-        self.sub_parse(&content, true)?;
+        self.sink.text(&content, Text::Backquoted, self.depth)?;
         self.expansion(out, f, unquoted, false);
         Ok(())
     }

@@ -29,13 +29,13 @@
 //! See `docs/guard.md` for the verdict table and the known limits.
 
 mod analyze;
+mod expand;
 mod fallback;
+mod flow;
 mod lexer;
 pub mod policy;
 mod resolve;
 mod words;
-
-use lexer::{Parser, Stop};
 
 pub use policy::Verdict;
 
@@ -82,16 +82,6 @@ const REASON_END_TURN: &str =
 and resume you.";
 
 impl Verdict {
-    /// The numeric verdict used over the C ABI: 0 allow, 1 block, 2 block
-    /// and end the turn.
-    pub fn code(self) -> i32 {
-        match self {
-            Verdict::Allow => 0,
-            Verdict::Block => 1,
-            Verdict::BlockEndTurn => 2,
-        }
-    }
-
     /// The model-facing reason for a blocking verdict (`None` for
     /// [`Verdict::Allow`]), in words true in every host ([`SendForm::Either`]).
     /// The texts are static and contain no ids.
@@ -110,112 +100,44 @@ impl Verdict {
             (Verdict::BlockEndTurn, _) => Some(REASON_END_TURN),
         }
     }
+}
 
-    /// The stronger of two verdicts.
-    pub(crate) fn max(self, other: Verdict) -> Verdict {
-        if other.code() > self.code() {
-            other
-        } else {
-            self
-        }
-    }
+/// Whether the host's commands reach Herdr through the `herdr` shim, which
+/// judges the real argv at exec (see `docs/guard.md`, "Two layers").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExecLayer {
+    /// No shim is known to be in place: a `herdr` whose arguments the text
+    /// cannot know is judged cautiously (every value it may have).
+    #[default]
+    Absent,
+    /// The host puts the shim first on `PATH` (and makes `$HERDR_BIN_PATH`
+    /// the shim) for its commands: a `herdr` found that way whose arguments
+    /// the text cannot know is left to the shim; only what the text shows
+    /// surely waits is blocked here.
+    Shim,
 }
 
 /// Judges one Bash command of an active session (the caller handles dormant
-/// sessions, which are always allowed). Runs in time linear in the length of
-/// `command`, never panics and does no IO.
+/// sessions, which are always allowed), with no exec layer assumed. Runs in
+/// time linear in the length of `command`, never panics and does no IO.
 pub fn judge(command: &str) -> Verdict {
+    judge_with(command, ExecLayer::Absent)
+}
+
+/// [`judge`] for a host whose commands run `herdr` through `exec`.
+pub fn judge_with(command: &str, exec: ExecLayer) -> Verdict {
     let src = command.as_bytes();
-    let (verdict, doubtful) = judge_with(src, resolve::Allowed::for_input(src));
-    if doubtful {
+    let shim = exec == ExecLayer::Shim;
+    let first = analyze::judge(src, resolve::Allowed::for_input(src), shim);
+    if first.doubtful {
         // A script re-parsed below allowed less than the text around it (an
         // escaped `echo()` definition, an `IFS` spelt with escapes): judge
         // again without static evaluation, and keep the stronger verdict.
-        verdict.max(judge_with(src, resolve::Allowed::NONE).0)
+        first
+            .verdict
+            .max(analyze::judge(src, resolve::Allowed::NONE, shim).verdict)
     } else {
-        verdict
-    }
-}
-
-/// One analysis of `src` with the static evaluations `allowed` permits.
-/// Also returns whether a resolution was used although a re-parsed script
-/// allowed less.
-fn judge_with(src: &[u8], allowed: resolve::Allowed) -> (Verdict, bool) {
-    let mut parser = Parser::new(src, 0);
-    parser.allowed = allowed;
-    let result = parser.parse_script();
-    // Uses of values wait for the end, where every definition is known.
-    // What they add counts for the committed part too (they may stand
-    // before a syntax error).
-    let (verdict_before, loose_before) = (parser.verdict, parser.loose);
-    parser.verdict = Verdict::Allow;
-    parser.loose = false;
-    let result = match result {
-        Ok(()) | Err(Stop::Syntax) => {
-            let settled = parser.settle();
-            if settled.is_err() {
-                // Out of budget with uses left: the whole input, loosely.
-                parser.loose = true;
-            }
-            settled.and(result)
-        }
-        other => {
-            if !parser.values.pending.is_empty() {
-                // Uses that were never settled: the whole input, loosely.
-                parser.loose = true;
-            }
-            other
-        }
-    };
-    parser.committed.0 = parser.committed.0.max(parser.verdict);
-    parser.committed.1 |= parser.loose;
-    parser.verdict = parser.verdict.max(verdict_before);
-    parser.loose |= loose_before;
-    let doubtful = parser.restricted_below && parser.resolved_any;
-    let verdict = parser.verdict;
-    // A producer judged on its own text may call a function or an alias
-    // defined elsewhere in the input: then the whole input is judged loosely.
-    let loose = parser.loose || (parser.defines_fn && parser.dyn_partial);
-    let verdict = if loose {
-        // The command run comes from text the analysis cannot follow: judge
-        // the whole text loosely.
-        verdict.max(fallback::loose_sequence(src))
-    } else {
-        verdict
-    };
-    let verdict = match result {
-        Err(Stop::Done) => Verdict::BlockEndTurn,
-        // Bash ran the complete commands before the syntax error, nothing after.
-        Err(Stop::Syntax) => {
-            let (v, committed_loose) = parser.committed;
-            if committed_loose || (parser.defines_fn && parser.dyn_partial) {
-                v.max(fallback::loose_sequence(src))
-            } else {
-                v
-            }
-        }
-        Ok(()) => verdict,
-        // Unparseable text or too deep a nesting: also apply the
-        // conservative word-sequence rule (the loose one was applied above
-        // when a command came from text the analysis could not follow).
-        Err(_) => verdict.max(fallback::word_sequence(src)),
-    };
-    (verdict, doubtful)
-}
-
-/// The guard's two conservative rules over raw text, for the parser
-/// comparison tool (`tools/guard-compare`), which applies the very same
-/// rules behind other parsers. Not part of the stable API.
-#[doc(hidden)]
-pub mod rules {
-    /// The contiguous rule used for text that does not parse (0, 1 or 2).
-    pub fn word_sequence(text: &str) -> i32 {
-        super::fallback::word_sequence(text.as_bytes()).code()
-    }
-
-    /// The loose rule used for text that produces a command (0, 1 or 2).
-    pub fn loose_sequence(text: &str) -> i32 {
-        super::fallback::loose_sequence(text.as_bytes()).code()
+        first.verdict
     }
 }
 

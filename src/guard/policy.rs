@@ -59,6 +59,27 @@ pub enum Verdict {
     BlockEndTurn,
 }
 
+impl Verdict {
+    /// The numeric verdict used over the C ABI: 0 allow, 1 block, 2 block
+    /// and end the turn.
+    pub fn code(self) -> i32 {
+        match self {
+            Verdict::Allow => 0,
+            Verdict::Block => 1,
+            Verdict::BlockEndTurn => 2,
+        }
+    }
+
+    /// The stronger of two verdicts.
+    pub(crate) fn max(self, other: Verdict) -> Verdict {
+        if other.code() > self.code() {
+            other
+        } else {
+            self
+        }
+    }
+}
+
 /// Judges the words a real Herdr would receive after its command word
 /// (`argv[1..]`, program name excluded) exactly as given: no shell, no
 /// quoting, no expansion. Arguments may hold any bytes (the shim passes its
@@ -163,16 +184,6 @@ pub(super) fn class_of(word: &[u8]) -> Class {
             }
         })
         .map_or(Class::Other, |&(_, _, c)| c)
-}
-
-/// A global flag of Herdr (either pass): `Some(true)` when it takes the
-/// next word as its value, `Some(false)` when it stands alone.
-pub(super) fn global_flag(word: &[u8]) -> Option<bool> {
-    match class_of(word) {
-        Class::Session | Class::Remote => Some(true),
-        Class::SessionEq | Class::RemoteAlone => Some(false),
-        _ => None,
-    }
 }
 
 /// A waiting option of `herdr agent prompt`.
@@ -353,6 +364,47 @@ impl Judge {
         true
     }
 
+    /// Every possibility of both.
+    pub(super) fn union(self, other: Judge) -> Judge {
+        Judge {
+            states: self.states | other.states,
+        }
+    }
+
+    /// The weakest verdict any possibility reached: what the words surely
+    /// do whatever their unknown values are.
+    pub(super) fn least(&self) -> Verdict {
+        let mut least = Verdict::BlockEndTurn;
+        let mut rest = self.states;
+        while rest != 0 {
+            let s = rest.trailing_zeros() as u8;
+            rest &= rest - 1;
+            let v = match s % 8 {
+                WAIT => Verdict::BlockEndTurn,
+                PROMPT_WAIT => Verdict::Block,
+                _ => Verdict::Allow,
+            };
+            if v.code() < least.code() {
+                least = v;
+            }
+        }
+        least
+    }
+
+    /// Whether some possibility is past `agent prompt` (the fallback's
+    /// contiguous rule asks).
+    pub(super) fn prompted(&self) -> bool {
+        let mut rest = self.states;
+        while rest != 0 {
+            let s = rest.trailing_zeros() as u8;
+            rest &= rest - 1;
+            if matches!(s % 8, TARGET | TEXT | OPTS | PROMPT_WAIT) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// The strongest verdict any possibility reached.
     pub(super) fn verdict(&self) -> Verdict {
         let has = |cmd: u8| self.states & (1 << pack(THROUGH, THROUGH, cmd)) != 0;
@@ -494,9 +546,9 @@ mod tests {
         assert_eq!(class_of(b"--sessionx"), Class::Other);
         assert_eq!(class_of(b"--waiting"), Class::Other);
         assert_eq!(class_of(b"--until=idle"), Class::WaitOpt);
-        assert_eq!(global_flag(b"--remote-keybindings"), Some(true));
-        assert_eq!(global_flag(b"--handoff"), Some(false));
-        assert_eq!(global_flag(b"agent"), None);
+        assert_eq!(class_of(b"--remote-keybindings"), Class::Remote);
+        assert_eq!(class_of(b"--handoff"), Class::RemoteAlone);
+        assert_eq!(class_of(b"agent"), Class::Agent);
         assert!(is_wait_option(b"--timeout"));
         assert_eq!(ALL.count_ones() as usize, CLASSES.len());
     }

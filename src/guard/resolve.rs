@@ -22,7 +22,7 @@ pub(super) struct Allowed {
     /// Word splitting uses the default `IFS` (the input never mentions
     /// `IFS`).
     pub(super) split: bool,
-    /// The input uses the positional parameters as a list (`$@`, `$*`):
+    /// The input uses the positional parameters (`$@`, `$*`, `$1`...):
     /// only then are commands' arguments recorded, for the functions whose
     /// `"$@"` they become. Inherited by re-parsed scripts as it is.
     pub(super) positional: bool,
@@ -31,6 +31,10 @@ pub(super) struct Allowed {
     /// backquote, backslash, `alias`, `function`, `enable`, `eval`,
     /// `source`, `.` command, `BASH_` variable).
     pub(super) builtin: bool,
+    /// The input never names `PATH` (but as part of `HERDR_BIN_PATH`) nor
+    /// runs `hash`: a `herdr` found through `PATH` is the one the host put
+    /// first there.
+    pub(super) path: bool,
 }
 
 impl Allowed {
@@ -40,6 +44,7 @@ impl Allowed {
         split: false,
         positional: false,
         builtin: false,
+        path: false,
     };
     /// What both allow.
     pub(super) fn and(self, other: Allowed) -> Allowed {
@@ -48,6 +53,7 @@ impl Allowed {
             split: self.split && other.split,
             positional: self.positional,
             builtin: self.builtin && other.builtin,
+            path: self.path && other.path,
         }
     }
 
@@ -58,6 +64,7 @@ impl Allowed {
             split: true,
             positional: false,
             builtin: true,
+            path: true,
         };
         for (i, &c) in input.iter().enumerate() {
             let rest = &input[i..];
@@ -96,9 +103,14 @@ impl Allowed {
                     }
                 }
                 b'I' if rest.starts_with(b"IFS") => allowed.split = false,
-                b'$' if matches!(rest.get(1), Some(b'@' | b'*'))
+                b'P' if rest.starts_with(b"PATH") && !input[..i].ends_with(b"HERDR_BIN_") => {
+                    allowed.path = false;
+                }
+                b'h' if rest.starts_with(b"hash") => allowed.path = false,
+                b'$' if matches!(rest.get(1), Some(b'@' | b'*' | b'1'..=b'9'))
                     || rest.starts_with(b"${@")
-                    || rest.starts_with(b"${*") =>
+                    || rest.starts_with(b"${*")
+                    || (rest.starts_with(b"${") && rest.get(2).is_some_and(u8::is_ascii_digit)) =>
                 {
                     allowed.positional = true;
                 }
@@ -375,9 +387,19 @@ pub(super) fn static_outputs(text: &[u8]) -> Option<Vec<Vec<u8>>> {
     Some(outs)
 }
 
+/// The first word of `s` and what follows it.
+fn next_word(s: &[u8]) -> (&[u8], &[u8]) {
+    let s = s.trim_ascii_start();
+    let end = s
+        .iter()
+        .position(|c| matches!(c, b' ' | b'\t' | b'\n'))
+        .unwrap_or(s.len());
+    (&s[..end], &s[end..])
+}
+
 /// `text` without the reserved words that may stand before a pipeline's
 /// first command (`{`, `!`, `then`, `do`, `else`, `if`, `while`, `until`,
-/// `time [-p]`), and without the `}` that closes a leading `{`.
+/// `time [-p]`, `for NAME do`), and without the `}` that closes a leading `{`.
 pub(super) fn strip_lead(mut text: &[u8]) -> &[u8] {
     let mut brace = false;
     loop {
@@ -390,6 +412,20 @@ pub(super) fn strip_lead(mut text: &[u8]) -> &[u8] {
             b"{" => brace = true,
             b"!" | b"then" | b"do" | b"else" | b"if" | b"while" | b"until" | b"time" | b"-p"
                 if word_end < t.len() => {}
+            b"for" => {
+                // `for NAME do ...`: a loop over the positional parameters.
+                let (_, after_name) = next_word(&t[word_end..]);
+                match next_word(after_name) {
+                    (b"do", rest) if !rest.is_empty() => {
+                        text = rest;
+                        continue;
+                    }
+                    _ => {
+                        text = t;
+                        break;
+                    }
+                }
+            }
             _ => {
                 text = t;
                 break;
@@ -589,6 +625,17 @@ pub(super) enum Form {
     AllQuoted,
     /// `$@`, `$*`, `${NAME[@]}`, `${NAME[*]}`: every element, split.
     AllUnquoted,
+    /// `$N`, `${N}` (a positional parameter, `N` from 1): that element, split.
+    Nth(usize),
+    /// `"$N"`, `"${N}"`: that element, one word.
+    NthQuoted(usize),
+}
+
+impl Form {
+    /// The value is split into fields (the form is unquoted).
+    pub(super) fn splits(self) -> bool {
+        matches!(self, Form::Unquoted | Form::AllUnquoted | Form::Nth(_))
+    }
 }
 
 /// What a deferred use does with the value.
@@ -615,6 +662,36 @@ pub(super) struct Pending {
 /// A list of words.
 type Words = Vec<Vec<u8>>;
 
+/// One use of a value in a word of its own (`"$x"`, `${a[@]}`, `"$@"`,
+/// `$1`), with what the place of the use tells about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Use {
+    /// The name (`@` for the positional parameters).
+    pub(super) name: Vec<u8>,
+    pub(super) form: Form,
+    /// An assignment of the same text surely ran before the use (see
+    /// `guard/flow.rs`): no value from outside the input.
+    pub(super) surely: bool,
+    /// The function whose body holds the use: there `@` and `$N` are the
+    /// arguments of its calls.
+    pub(super) function: Option<Vec<u8>>,
+}
+
+/// One argument of a recorded call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Arg {
+    /// A word known exactly.
+    Lit(Vec<u8>),
+    /// A word that is one use of a value (a function forwarding `"$@"`).
+    Use(Use),
+}
+
+/// Most alternatives a use may have before it counts as unknown.
+const ALTERNATIVES_LIMIT: usize = 64;
+
+/// Deepest chain of functions forwarding their arguments that is followed.
+const FORWARD_DEPTH: u32 = 4;
+
 /// Most definitions and pending uses kept; beyond, values are unknown.
 const VALUES_LIMIT: usize = 4096;
 
@@ -632,7 +709,12 @@ pub(super) struct Values {
     functions: Vec<Vec<u8>>,
     /// The arguments of the simple commands, by command name (a function's
     /// positional parameters come from its calls).
-    calls: Vec<(Vec<u8>, Option<Words>)>,
+    calls: Vec<(Vec<u8>, Option<Vec<Arg>>)>,
+    /// A command word whose value is not known may call a function with
+    /// arguments not recorded.
+    calls_unknown: bool,
+    /// The input may remove a function named `herdr` (`unset herdr`).
+    herdr_unset: bool,
     pub(super) pending: Vec<Pending>,
 }
 
@@ -669,14 +751,30 @@ impl Values {
         }
     }
 
-    /// A simple command named `name` runs with `args` (`None`: not all
-    /// literal).
-    pub(super) fn call(&mut self, name: &[u8], args: Option<Words>) {
+    /// A simple command named `name` runs with `args` (`None`: one is
+    /// neither literal nor a use of a value).
+    pub(super) fn call(&mut self, name: &[u8], args: Option<Vec<Arg>>) {
         if self.calls.len() >= VALUES_LIMIT {
             self.all_unknown = true;
         } else {
             self.calls.push((name.to_vec(), args));
         }
+    }
+
+    /// A command may call a function with arguments the analysis does not
+    /// see.
+    pub(super) fn calls_unknown(&mut self) {
+        self.calls_unknown = true;
+    }
+
+    /// A command may remove a function named `herdr`.
+    pub(super) fn herdr_unsettled(&mut self) {
+        self.herdr_unset = true;
+    }
+
+    /// Whether a command may remove a function named `herdr`.
+    pub(super) fn herdr_unset(&self) -> bool {
+        self.herdr_unset
     }
 
     /// Queues a use for [`Values::possible`] at the end.
@@ -705,11 +803,106 @@ impl Values {
             // arguments of its calls.
             for (n, args) in &self.calls {
                 if self.functions.iter().any(|f| f == n) {
-                    out.push(Value::List(args.clone()?));
+                    let words = args
+                        .as_ref()?
+                        .iter()
+                        .map(|a| match a {
+                            Arg::Lit(w) => Some(w.clone()),
+                            Arg::Use(_) => None,
+                        })
+                        .collect::<Option<Words>>()?;
+                    out.push(Value::List(words));
                 }
             }
         }
         (!out.is_empty()).then_some(out)
+    }
+
+    /// Every list of words `u` may expand to (each unquoted value split at
+    /// each of `ifs`), when all are known; `None` when one is not (a value
+    /// the analysis cannot read, or from outside the input), or when there
+    /// are more than [`ALTERNATIVES_LIMIT`].
+    pub(super) fn alternatives(&self, u: &Use, ifs: &[Vec<u8>]) -> Option<Vec<Words>> {
+        self.alternatives_at(u, ifs, 0)
+    }
+
+    fn alternatives_at(&self, u: &Use, ifs: &[Vec<u8>], depth: u32) -> Option<Vec<Words>> {
+        if depth > FORWARD_DEPTH || self.all_unknown || self.unknown.contains(&u.name) {
+            return None;
+        }
+        let mut values: Vec<Value> = self
+            .defs
+            .iter()
+            .filter(|(n, _)| *n == u.name)
+            .map(|(_, v)| v.clone())
+            .collect();
+        match &u.function {
+            Some(f) if u.name == b"@" => {
+                // The arguments of every call of that function (and of no
+                // other caller: none outside the input can call it).
+                if self.calls_unknown {
+                    return None;
+                }
+                let mut any = false;
+                for (_, args) in self.calls.iter().filter(|(n, _)| n == f) {
+                    any = true;
+                    for words in self.call_words(args.as_ref()?, ifs, depth)? {
+                        values.push(Value::List(words));
+                        if values.len() > ALTERNATIVES_LIMIT {
+                            return None;
+                        }
+                    }
+                }
+                if !any {
+                    return None;
+                }
+            }
+            _ if !u.surely => return None,
+            _ => {}
+        }
+        if values.is_empty() {
+            return None;
+        }
+        let splits: &[Vec<u8>] = if u.form.splits() { ifs } else { &ifs[..1] };
+        let mut out: Vec<Words> = Vec::new();
+        for v in &values {
+            for sep in splits {
+                let fields = expand(v, u.form, sep)?;
+                if !out.contains(&fields) {
+                    out.push(fields);
+                }
+                if out.len() > ALTERNATIVES_LIMIT {
+                    return None;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// Every list of words one call's arguments may be.
+    fn call_words(&self, args: &[Arg], ifs: &[Vec<u8>], depth: u32) -> Option<Vec<Words>> {
+        let mut alts: Vec<Words> = vec![Vec::new()];
+        for a in args {
+            match a {
+                Arg::Lit(w) => alts.iter_mut().for_each(|alt| alt.push(w.clone())),
+                Arg::Use(u) => {
+                    let choices = self.alternatives_at(u, ifs, depth + 1)?;
+                    if alts.len().saturating_mul(choices.len()) > ALTERNATIVES_LIMIT {
+                        return None;
+                    }
+                    let mut next = Vec::with_capacity(alts.len() * choices.len());
+                    for alt in &alts {
+                        for c in &choices {
+                            let mut x = alt.clone();
+                            x.extend(c.iter().cloned());
+                            next.push(x);
+                        }
+                    }
+                    alts = next;
+                }
+            }
+        }
+        Some(alts)
     }
 
     /// Total size of the values `name` may have (for the work budget).
@@ -726,9 +919,9 @@ pub(super) fn value_use(raw: &[u8]) -> Option<(Vec<u8>, Form)> {
         _ => (raw, false),
     };
     let body = inner.strip_prefix(b"$")?;
-    let body = match body {
-        [b'{', b @ .., b'}'] => b,
-        _ => body,
+    let (body, braced) = match body {
+        [b'{', b @ .., b'}'] => (b, true),
+        _ => (body, false),
     };
     let all = |name: &[u8]| {
         Some((
@@ -740,6 +933,18 @@ pub(super) fn value_use(raw: &[u8]) -> Option<(Vec<u8>, Form)> {
             },
         ))
     };
+    if !body.is_empty() && body.iter().all(u8::is_ascii_digit) && (body.len() == 1 || braced) {
+        let k: usize = std::str::from_utf8(body).ok()?.parse().ok()?;
+        if k == 0 {
+            return None;
+        }
+        let form = if quoted {
+            Form::NthQuoted(k)
+        } else {
+            Form::Nth(k)
+        };
+        return Some((b"@".to_vec(), form));
+    }
     match body {
         b"@" => all(b"@"),
         b"*" if !quoted => all(b"@"),
@@ -821,19 +1026,30 @@ fn split_ifs(value: &[u8], ifs: &[u8]) -> Option<Vec<Vec<u8>>> {
 /// The default `IFS`.
 pub(super) const DEFAULT_IFS: &[u8] = b" \t\n";
 
+/// Element `k` of a list, empty when there is none.
+fn nth(l: &[Vec<u8>], k: usize) -> &[u8] {
+    l.get(k).map_or(&b""[..], |e| e.as_slice())
+}
+
 /// The fields `value` gives in `form`, split (when unquoted) at `ifs`;
 /// `None` when an unquoted part holds a glob character.
 pub(super) fn expand(value: &Value, form: Form, ifs: &[u8]) -> Option<Vec<Vec<u8>>> {
     let elems: Vec<&[u8]> = match value {
-        Value::Scalar(s) => vec![s.as_slice()],
+        Value::Scalar(s) => match form {
+            Form::Nth(k) | Form::NthQuoted(k) if k > 1 => vec![&b""[..]],
+            _ => vec![s.as_slice()],
+        },
         Value::List(l) => match form {
-            Form::Unquoted | Form::Quoted => vec![l.first().map_or(&b""[..], |e| e.as_slice())],
+            Form::Unquoted | Form::Quoted => vec![nth(l, 0)],
+            Form::Nth(k) | Form::NthQuoted(k) => vec![nth(l, k - 1)],
             Form::AllQuoted | Form::AllUnquoted => l.iter().map(|e| e.as_slice()).collect(),
         },
     };
     match form {
-        Form::Quoted | Form::AllQuoted => Some(elems.into_iter().map(<[u8]>::to_vec).collect()),
-        Form::Unquoted | Form::AllUnquoted => {
+        Form::Quoted | Form::AllQuoted | Form::NthQuoted(_) => {
+            Some(elems.into_iter().map(<[u8]>::to_vec).collect())
+        }
+        Form::Unquoted | Form::AllUnquoted | Form::Nth(_) => {
             let mut out = Vec::new();
             for e in elems {
                 out.extend(split_ifs(e, ifs)?);
@@ -877,6 +1093,7 @@ mod tests {
         split: true,
         positional: true,
         builtin: true,
+        path: true,
     };
 
     fn fields(raw: &str) -> Option<Vec<String>> {
@@ -966,6 +1183,7 @@ mod tests {
             split: false,
             positional: false,
             builtin: true,
+            path: true,
         };
         assert_eq!(word_fields(b"$(echo a b)", no_split), None);
         assert!(word_fields(b"\"$(echo a b)\"", no_split).is_some());

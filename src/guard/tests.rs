@@ -1,14 +1,48 @@
 //! Unit tests for the lexer pieces and the verdict plumbing.
 
-use super::lexer::{Parser, Stop};
+use super::lexer::{stack_mark, End, Lexer, Simple, Sink, Stop, Text, R};
+use super::words::render;
 use super::{judge, Verdict};
+
+/// A sink that records the simple commands the lexer hands up, as rendered
+/// words (`$` marks an expansion), and analyses nothing.
+#[derive(Default)]
+struct Trace {
+    cmds: Vec<Vec<String>>,
+}
+
+impl Sink for Trace {
+    fn command(&mut self, cmd: &Simple<'_>) -> R<bool> {
+        self.cmds
+            .push(cmd.words.iter().map(|w| render(w.b)).collect());
+        Ok(false)
+    }
+    fn end(&mut self, _: End) {}
+    fn line(&mut self, _: u32) -> R {
+        Ok(())
+    }
+    fn subshell(&mut self, _: bool) {}
+    fn function(&mut self, _: &[u8], _: bool) {}
+    fn assigns(&mut self, _: Option<&[u8]>) {}
+    fn text(&mut self, _: &[u8], _: Text, _: u32) -> R {
+        Ok(())
+    }
+    fn spend(&mut self, _: usize) -> R {
+        Ok(())
+    }
+}
+
+fn lex(src: &str) -> (R, Vec<Vec<String>>) {
+    let mut t = Trace::default();
+    let r = Lexer::new(src.as_bytes(), 0, stack_mark(), &mut t).script();
+    (r, t.cmds)
+}
 
 /// The simple commands of `src`, as rendered words (`$` marks an expansion).
 fn cmds(src: &str) -> Vec<Vec<String>> {
-    let mut p = Parser::new(src.as_bytes(), 0);
-    p.lex_only = true;
-    p.parse_script().expect("parses");
-    p.trace
+    let (r, c) = lex(src);
+    r.expect("parses");
+    c
 }
 
 fn one(src: &str) -> Vec<String> {
@@ -18,8 +52,7 @@ fn one(src: &str) -> Vec<String> {
 }
 
 fn stop(src: &str) -> Stop {
-    let mut p = Parser::new(src.as_bytes(), 0);
-    p.parse_script().expect_err("must not parse")
+    lex(src).0.expect_err("must not parse")
 }
 
 #[test]
@@ -129,11 +162,11 @@ fn io_numbers_and_globs() {
 fn broken_inputs() {
     assert_eq!(stop("echo 'abc"), Stop::Broken);
     assert_eq!(stop("echo \"abc"), Stop::Broken);
-    assert_eq!(stop("echo $(ls"), Stop::Broken);
+    assert_eq!(stop("echo $(ls"), Stop::Unread);
     assert_eq!(stop("echo `ls"), Stop::Broken);
     assert_eq!(stop("echo ${x"), Stop::Broken);
-    assert_eq!(stop("echo )"), Stop::Broken);
-    assert_eq!(stop("(echo"), Stop::Broken);
+    assert_eq!(stop("echo )"), Stop::Unread);
+    assert_eq!(stop("(echo"), Stop::Unread);
     assert_eq!(stop("cat <"), Stop::Broken);
     assert_eq!(stop(&"$(".repeat(100)), Stop::TooDeep);
 }
@@ -156,32 +189,59 @@ fn verdict_codes_and_reasons() {
 }
 
 #[test]
-fn unparseable_text_uses_word_sequence() {
-    assert_eq!(judge("echo 'herdr agent wait x"), Verdict::BlockEndTurn);
-    assert_eq!(judge("echo 'hello"), Verdict::Allow);
-    assert_eq!(judge("herdr agent prompt p \"hi --wait"), Verdict::Block);
+fn text_bash_rejects_runs_nothing_of_its_line() {
+    // Bash reads a whole line before running it: an unclosed quote or `$(`
+    // on it means nothing of the line runs.
+    assert_eq!(judge("echo 'herdr agent wait x"), Verdict::Allow);
+    assert_eq!(judge("herdr agent wait x 'unbalanced"), Verdict::Allow);
+    assert_eq!(judge("herdr agent prompt p \"hi --wait"), Verdict::Allow);
+    // An unclosed `(` or `$(`: the lexer may have taken a `)` for something
+    // else, so the word-sequence rule judges it.
+    assert_eq!(judge("echo $(herdr agent wait x"), Verdict::BlockEndTurn);
+    assert_eq!(judge("(herdr agent wait x"), Verdict::BlockEndTurn);
+    // The complete lines before it ran.
+    assert_eq!(
+        judge("herdr agent wait x\necho 'unbalanced"),
+        Verdict::BlockEndTurn
+    );
+    assert_eq!(
+        judge("herdr agent prompt p hi --wait\necho \"x"),
+        Verdict::Block
+    );
+    // A backquoted or here-document substitution is read when it runs: its
+    // error does not stop the commands around it.
+    assert_eq!(judge("echo `'`; herdr agent wait x"), Verdict::BlockEndTurn);
+    assert_eq!(
+        judge("cat <<EOF\n$(echo \"\nEOF\nherdr agent wait x"),
+        Verdict::BlockEndTurn
+    );
+    assert_eq!(judge("echo `herdr agent wait x '`"), Verdict::BlockEndTurn);
+    // A script another shell reads: the rest of the input still runs.
+    assert_eq!(
+        judge("sh -c 'echo \"'; herdr agent wait x"),
+        Verdict::BlockEndTurn
+    );
+    // Process substitutions are array elements.
+    assert_eq!(judge("a=(<(herdr agent wait x))"), Verdict::BlockEndTurn);
 }
 
 #[test]
-fn fallback_rules_are_exposed_as_the_guard_uses_them() {
-    // `tools/guard-compare` applies these behind other parsers.
-    assert_eq!(super::rules::word_sequence("herdr agent wait x ("), 2);
-    assert_eq!(
-        super::rules::word_sequence("echo herdr agent list; wait x"),
-        0
-    );
-    assert_eq!(
-        super::rules::loose_sequence("$(echo herdr agent wait x)"),
-        2
-    );
-    assert_eq!(
-        super::rules::loose_sequence("echo 'herdr agent prompt p hi --wait'"),
-        1
-    );
-    assert_eq!(
-        super::rules::loose_sequence("echo herdr agent list; echo ok"),
-        0
-    );
+fn fallback_rules_take_their_words_from_the_policy() {
+    use super::fallback::{loose_sequence, word_sequence};
+    let w = |t: &str| word_sequence(t.as_bytes()).code();
+    let l = |t: &str| loose_sequence(t.as_bytes()).code();
+    assert_eq!(w("herdr agent wait x ("), 2);
+    assert_eq!(w("echo herdr agent list; wait x"), 0);
+    // The policy's reading of the words after the Herdr word: global flags,
+    // `--`, values of flags.
+    assert_eq!(w("herdr --remote h --handoff agent wait x '"), 2);
+    assert_eq!(w("herdr --session -- agent wait x '"), 2);
+    assert_eq!(w("herdr -- agent wait x '"), 0);
+    assert_eq!(w("herdr agent --session s prompt p x --wait '"), 1);
+    assert_eq!(w("herdr agent get p --wait '"), 0);
+    assert_eq!(l("$(echo herdr agent wait x)"), 2);
+    assert_eq!(l("echo 'herdr agent prompt p hi --wait'"), 1);
+    assert_eq!(l("echo herdr agent list; echo ok"), 0);
 }
 
 /// The guard's modules from the bottom layer up. A module may name (as
@@ -192,7 +252,9 @@ const LAYERS: &[(&str, &str)] = &[
     ("words", include_str!("words.rs")),
     ("fallback", include_str!("fallback.rs")),
     ("resolve", include_str!("resolve.rs")),
+    ("expand", include_str!("expand.rs")),
     ("lexer", include_str!("lexer.rs")),
+    ("flow", include_str!("flow.rs")),
     ("analyze", include_str!("analyze.rs")),
 ];
 
@@ -221,6 +283,79 @@ fn names_above(src: &str) -> Vec<String> {
         );
     }
     out
+}
+
+/// The types a module's source defines (`struct`, `enum`, `trait`), its
+/// test module left out.
+fn types_defined(src: &str) -> Vec<String> {
+    let body = src.split("#[cfg(test)]\nmod tests").next().unwrap_or(src);
+    let mut out = Vec::new();
+    for line in body.lines() {
+        let line = line.trim_start();
+        let line = line.strip_prefix("pub(super) ").unwrap_or(line);
+        let line = line.strip_prefix("pub ").unwrap_or(line);
+        for kw in ["struct ", "enum ", "trait "] {
+            if let Some(rest) = line.strip_prefix(kw) {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// The type of every `impl` block of a module's source (`impl X`, `impl<'a> X<'a>`,
+/// `impl Trait for X`), its test module left out.
+fn types_implemented(src: &str) -> Vec<String> {
+    let body = src.split("#[cfg(test)]\nmod tests").next().unwrap_or(src);
+    let mut out = Vec::new();
+    for line in body.lines() {
+        let Some(rest) = line.strip_prefix("impl") else {
+            continue;
+        };
+        // Skip generics: `<...>` right after `impl`.
+        let rest = match rest.strip_prefix('<') {
+            Some(r) => &r[r.find('>').map_or(0, |k| k + 1)..],
+            None => rest,
+        };
+        let target = rest.split(" for ").last().unwrap_or(rest).trim();
+        let name: String = target
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        out.push(name);
+    }
+    out
+}
+
+/// The layers only look down in their data types too: every `impl` block
+/// stands in the module that defines its type (so no higher layer adds
+/// methods to a lower layer's state, and no lower layer's type holds what a
+/// higher one works out); a higher layer reaches a lower one only through
+/// the lower one's own types and traits (`impl Sink for Analysis`).
+#[test]
+fn implementations_stay_with_their_types() {
+    for (module, src) in LAYERS {
+        let own = types_defined(src);
+        for t in types_implemented(src) {
+            assert!(
+                own.contains(&t),
+                "guard::{module} implements `{t}`, a type it does not define"
+            );
+        }
+    }
+    // The check sees what it must.
+    assert_eq!(
+        types_implemented("impl<'s> Parser<'s> {\nimpl Sink for Analysis {\nimpl Frame {"),
+        ["Parser", "Analysis", "Frame"]
+    );
+    assert_eq!(
+        types_defined("pub(super) struct Lexer<'s> {\nenum End {\npub(super) trait Sink {"),
+        ["Lexer", "End", "Sink"]
+    );
 }
 
 #[test]
@@ -263,4 +398,49 @@ fn modules_only_look_down() {
             );
         }
     }
+}
+
+#[test]
+fn unknown_arguments_are_the_shims_where_it_is_in_place() {
+    use super::{judge_with, ExecLayer};
+    let shim = |c: &str| judge_with(c, ExecLayer::Shim);
+    // Not fixed by the text: the shim judges the real argv.
+    for c in [
+        "herdr \"$@\"",
+        "herdr agent $VERB reviewer",
+        "herdr agent prompt beta hi $OPTS",
+        "herdr $(cat cmd.txt)",
+        "\"$HERDR_BIN_PATH\" \"$@\"",
+        "cd x && herdr \"$@\" && echo done",
+        "xargs herdr agent < verbs",
+    ] {
+        assert_eq!(shim(c), Verdict::Allow, "{c}");
+        assert_ne!(judge(c), Verdict::Allow, "{c}");
+    }
+    // What the text shows surely waits is blocked whatever the values.
+    assert_eq!(shim("herdr agent wait \"$PEER\""), Verdict::BlockEndTurn);
+    assert_eq!(
+        shim("herdr agent prompt \"$P\" \"$M\" --wait"),
+        Verdict::Block
+    );
+    assert_eq!(shim("v=wait; herdr agent $v x"), Verdict::BlockEndTurn);
+    // Not through the shim: an absolute path, a PATH the text changes, a
+    // wrapper or login shell that resets it, an unknown command word.
+    for c in [
+        "/usr/local/bin/herdr \"$@\"",
+        "./herdr \"$@\"",
+        "PATH=/opt/h:$PATH herdr \"$@\"",
+        "export PATH=/opt/h; herdr \"$@\"",
+        "hash -p /opt/herdr herdr; herdr \"$@\"",
+        "sudo herdr \"$@\"",
+        "env -i herdr \"$@\"",
+        "command -p herdr \"$@\"",
+        "bash -lc 'herdr \"$@\"'",
+        "$H agent wait x",
+    ] {
+        assert_ne!(shim(c), Verdict::Allow, "{c}");
+    }
+    // Wrappers that keep PATH keep the shim.
+    assert_eq!(shim("nohup herdr \"$@\" &"), Verdict::Allow);
+    assert_eq!(shim("sh -c 'herdr \"$@\"'"), Verdict::Allow);
 }

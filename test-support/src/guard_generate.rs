@@ -164,6 +164,48 @@ fn defined(r: &mut Rng) -> String {
     }
 }
 
+/// Herdr's arguments from values of the same text (issue 31): variables,
+/// arrays, `set --`, `for` over literal words, functions forwarding their
+/// arguments, `local`, a function named `herdr`; and the places where such a
+/// value does not reach the use (after it, in a subshell, on a condition, in
+/// the background or a pipeline), and lines bash rejects.
+fn arg_values(r: &mut Rng) -> String {
+    let verb = r.pick(&["wait", "wait", "get", "list", "read", "prompt"]);
+    let opt = r.pick(&[
+        "--wait",
+        "--json",
+        "--until idle",
+        "-- --wait",
+        "--timeout 5",
+    ]);
+    let opt_elems = opt.split(' ').map(sq).collect::<Vec<_>>().join(" ");
+    let q = r.pick(&["$v", "\"$v\"", "${v}", "\"${v}\""]);
+    match r.below(22) {
+        0 => format!("v={verb}; herdr agent {q} x"),
+        1 => format!("v={}; herdr $v", sq(&format!("agent {verb} x"))),
+        2 => format!("a=(agent {verb} x); herdr \"${{a[@]}}\""),
+        3 => format!("set -- agent {verb} x; herdr \"$@\""),
+        4 => format!("f() {{ herdr \"$@\"; }}; f agent {verb} x"),
+        5 => format!("f() {{ herdr agent \"$1\" x; }}; f {verb}"),
+        6 => format!("for v in get {verb}; do herdr agent {q} x; done"),
+        7 => format!("o=({opt_elems}); herdr agent prompt p hi \"${{o[@]}}\""),
+        8 => format!("f() {{ local v={verb}; herdr agent {q} x; }}; f"),
+        9 => format!("g() {{ f \"$@\"; }}; f() {{ herdr \"$@\"; }}; g agent {verb} x"),
+        10 => format!("herdr() {{ echo \"$@\"; }}; herdr agent {verb} x"),
+        11 => format!("herdr() {{ command herdr \"$@\"; }}; herdr agent {verb} x"),
+        12 => format!("herdr agent {q} x; v={verb}"),
+        13 => format!("(v={verb}); herdr agent {q} x"),
+        14 => format!("false && v={verb}; herdr agent {q} x"),
+        15 => format!("v={verb} | cat; herdr agent {q} x"),
+        16 => format!("declare -a a=(agent {verb} x); herdr \"${{a[@]}}\""),
+        17 => format!("IFS=,; v=agent,{verb},x; herdr $v"),
+        18 => format!("herdr agent {verb} x '{}", r.pick(&["oops", "a b"])),
+        19 => format!("f() {{ herdr agent prompt \"$@\" {opt}; }}; f p hi"),
+        20 => format!("v={verb}; unset v; herdr agent {q} x"),
+        _ => format!("set -- {verb}; herdr agent \"$1\" x; set -- get"),
+    }
+}
+
 /// Where a generated statement stands, for the few places where the text
 /// must differ to stay what it means.
 #[derive(Clone, Copy, Default)]
@@ -173,6 +215,8 @@ struct Ctx {
     /// Inside an EXIT trap handler: a `trap ... EXIT` set there never runs,
     /// so the generator does not nest them (the guard judges every handler).
     in_trap: bool,
+    /// The innermost statements (default: [`core`] and [`defined`]).
+    leaf: Option<fn(&mut Rng) -> String>,
 }
 
 /// Wraps `inner` as the body of a command substitution. Bash 5.2.15 rejects
@@ -190,12 +234,17 @@ fn subst_body(inner: &str) -> String {
 /// A command in a context (recursive).
 fn stmt(r: &mut Rng, ctx: Ctx) -> String {
     if ctx.depth >= 3 || r.chance(30) {
-        return if r.chance(15) { defined(r) } else { core(r) };
+        return match ctx.leaf {
+            Some(leaf) => leaf(r),
+            None if r.chance(15) => defined(r),
+            None => core(r),
+        };
     }
     let k = r.below(26);
     let deeper = Ctx {
         depth: ctx.depth + 1,
         in_trap: ctx.in_trap || k == 17,
+        leaf: ctx.leaf,
     };
     let inner = stmt(r, deeper);
     // A here-document must be followed by a newline before anything else,
@@ -249,12 +298,12 @@ fn may_fail(part: &str) -> bool {
 }
 
 /// One generated candidate: some statements with noise around them.
-fn candidate(r: &mut Rng) -> String {
+fn candidate(r: &mut Rng, ctx: Ctx) -> String {
     let mut parts = Vec::new();
     if r.chance(40) {
         parts.push(r.pick(HARMLESS).to_string());
     }
-    parts.push(stmt(r, Ctx::default()));
+    parts.push(stmt(r, ctx));
     if r.chance(30) {
         parts.push(r.pick(HARMLESS).to_string());
     }
@@ -279,5 +328,18 @@ fn candidate(r: &mut Rng) -> String {
 /// `count` candidates from `seed` (the same seed gives the same text).
 pub fn candidates(seed: u64, count: usize) -> Vec<String> {
     let mut rng = Rng(seed | 1);
-    (0..count).map(|_| candidate(&mut rng)).collect()
+    (0..count)
+        .map(|_| candidate(&mut rng, Ctx::default()))
+        .collect()
+}
+
+/// `count` candidates whose innermost statements give Herdr its arguments
+/// through values of the same text ([`arg_values`]).
+pub fn value_candidates(seed: u64, count: usize) -> Vec<String> {
+    let mut rng = Rng(seed | 1);
+    let ctx = Ctx {
+        leaf: Some(arg_values),
+        ..Ctx::default()
+    };
+    (0..count).map(|_| candidate(&mut rng, ctx)).collect()
 }

@@ -128,10 +128,13 @@ fn shim_env_command(bin: &Path, dir: &Path) -> String {
     )
 }
 
-fn guard_command(bin: &Path, host: &str) -> String {
+/// The guard hook command; `--shim DIR`: setup also puts the shim DIR first on PATH for this
+/// host's commands, so the hook leaves a `herdr` whose arguments the text cannot know to it.
+fn guard_command(bin: &Path, host: &str, shim_dir: &Path) -> String {
     format!(
-        "{} guard --host {host}",
-        shell_word(&bin.display().to_string())
+        "{} guard --host {host} --shim {}",
+        shell_word(&bin.display().to_string()),
+        shell_word(&shim_dir.display().to_string())
     )
 }
 
@@ -195,7 +198,7 @@ fn claude(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         }
         Ok(())
     })?;
-    let hook = guard_command(cx.bin, "claude");
+    let hook = guard_command(cx.bin, "claude", &shim::dir(cx.places));
     let env_hook = shim_env_command(cx.bin, &shim::dir(cx.places));
     let hooks = json_change(settings, |root, what| {
         if o.uninstall {
@@ -225,7 +228,7 @@ fn codex(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         Some(p) => p.join(".codex"),
         None => cx.places.codex_home.clone(),
     };
-    let hook = guard_command(cx.bin, "codex");
+    let hook = guard_command(cx.bin, "codex", &shim::dir(cx.places));
     let hooks = json_change(dir.join("hooks.json"), |root, what| {
         if o.uninstall {
             js::remove_guard_hook(root, "codex");
@@ -474,7 +477,7 @@ fn settings_host(o: &Options, cx: &Ctx, h: &SettingsHost) -> Result<Plan, String
         None => (h.user_dir)(cx.places).join("settings.json"),
     };
     let bin = cx.bin.display().to_string();
-    let hook = guard_command(cx.bin, h.name);
+    let hook = guard_command(cx.bin, h.name, &shim::dir(cx.places));
     let ours = |c: &str| js::is_guard_command(c, h.name);
     let settings = json_change(path, |root, what| {
         if o.uninstall {

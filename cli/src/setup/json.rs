@@ -73,11 +73,16 @@ pub fn remove_nested(parent: &mut Map<String, Value>, outer: &str, key: &str) {
     }
 }
 
-/// Whether a hook command runs `herdr-link guard --host <host>` (any path to the binary).
+/// Whether a hook command runs `herdr-link guard --host <host>` (any path to the binary), with
+/// or without `--shim DIR` after it.
 pub fn is_guard_command(command: &str, host: &str) -> bool {
-    let Some(program) = command.strip_suffix(&format!(" guard --host {host}")) else {
+    let marker = format!(" guard --host {host}");
+    let Some((program, rest)) = command.rsplit_once(&marker) else {
         return false;
     };
+    if !(rest.is_empty() || rest.starts_with(" --shim ")) {
+        return false;
+    }
     let program = program.trim().trim_matches('\'').trim_matches('"');
     std::path::Path::new(program)
         .file_name()
@@ -223,6 +228,14 @@ mod tests {
             "claude"
         ));
         assert!(is_guard_command("herdr-link guard --host codex", "codex"));
+        assert!(is_guard_command(
+            "'/a b/herdr-link' guard --host claude --shim '/h/x y/shim'",
+            "claude"
+        ));
+        assert!(!is_guard_command(
+            "herdr-link guard --host claude --other",
+            "claude"
+        ));
         assert!(!is_guard_command("herdr-link guard --host codex", "claude"));
         assert!(!is_guard_command("/x/other guard --host claude", "claude"));
     }

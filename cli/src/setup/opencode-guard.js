@@ -18,7 +18,7 @@ export const HerdrLinkGuard = async () => ({
   },
   "tool.execute.before": async (input, output) => {
     if (input.tool !== "bash" || process.env.HERDR_ENV !== "1") return
-    const r = spawnSync(HERDR_LINK, ["guard", "--host", "opencode"], {
+    const r = spawnSync(HERDR_LINK, ["guard", "--host", "opencode", "--shim", SHIM_DIR], {
       input: JSON.stringify({ tool: input.tool, sessionID: input.sessionID, args: output.args }),
       encoding: "utf8",
       timeout: 10000,
