@@ -242,9 +242,9 @@ pub fn call_in_style(
     };
     let tools_changed = session::activate(session);
     if tools_changed {
-        // Answer the exec-boundary guard and the hooks of this process's children: a process
-        // with any active session counts (docs/guard.md, "The exec boundary").
-        if let Err(detail) = crate::presence::serve_self(session::any_active) {
+        // Answer the exec-boundary guard for this process's commands, per session marker
+        // (docs/guard.md, "Activation presence").
+        if let Err(detail) = crate::presence::serve_self(session::exec_answer) {
             oplog::record(&oplog::Entry {
                 session,
                 tool: "guard",

@@ -6,7 +6,8 @@
 //! its host over the library's presence socket ([`herdr_link::presence`]): the host is found by
 //! walking up from the server's parent past shells and named by pid **and** start time, so a
 //! reused pid is another host; the answer compares Claude Code's session id
-//! (`CLAUDE_CODE_SESSION_ID`, when the server has one) with the asker's. The hook asks the
+//! (`CLAUDE_CODE_SESSION_ID`, when the server has one) with the asker's, and is "no" to a
+//! question for a marked session only (a server holds no marked sessions). The hook asks the
 //! holders of its own host; a server that is gone answers nothing, which is dormant. No Herdr id
 //! is involved.
 
@@ -37,7 +38,7 @@ impl Shared {
             .map(str::to_string);
         let beacon = presence::announce(
             host,
-            Arc::new(move |asked| presence::answer_for(true, mine.as_deref(), asked)),
+            Arc::new(move |q| presence::answer_for(true, mine.as_deref(), q)),
         )?;
         Ok(Shared { beacon })
     }
@@ -65,16 +66,14 @@ pub fn lookup_self(session: Option<&str>) -> Result<Lookup, String> {
     lookup_for(host, session)
 }
 
-/// [`lookup_self`] for a given `host`.
+/// [`lookup_self`] for a given `host`. A state that cannot be known is an error (the hook
+/// allows, the shim still judges at exec).
 pub fn lookup_for(host: HostKey, session: Option<&str>) -> Result<Lookup, String> {
-    let table = std::fs::read_to_string("/proc/net/unix")
-        .map_err(|e| format!("cannot read /proc/net/unix: {e}"))?;
-    // SAFETY: getuid cannot fail.
-    let holders = presence::parse_table(unsafe { libc::getuid() }, &table);
-    Ok(match presence::ask_among(&holders, &[host], session) {
-        Found::Active => Lookup::Active,
-        Found::Dormant => Lookup::Dormant,
-    })
+    match presence::ask_host(host, &presence::Question::new(session, None)) {
+        Found::Active => Ok(Lookup::Active),
+        Found::Dormant => Ok(Lookup::Dormant),
+        Found::Unknown(why) => Err(why),
+    }
 }
 
 #[cfg(test)]

@@ -129,7 +129,7 @@ fn self_holder() -> &'static AtomicBool {
         let flag = on.clone();
         let beacon = presence::announce(
             HostKey::of_self().unwrap(),
-            Arc::new(move |asked| presence::answer_for(flag.load(Ordering::SeqCst), None, asked)),
+            Arc::new(move |q| presence::answer_for(flag.load(Ordering::SeqCst), None, q)),
         )
         .unwrap();
         (on, beacon)
