@@ -209,6 +209,15 @@ pub fn host_of_self() -> Option<HostKey> {
 
 /// The walk of [`host_of_self`], starting at `parent`, with `stat` injectable for tests.
 pub fn host_from(parent: i32, stat: impl Fn(i32) -> Option<ProcStat>) -> Option<HostKey> {
+    host_record_from(parent, stat).map(|p| HostKey {
+        pid: p.pid,
+        start: p.start,
+    })
+}
+
+/// The record of the process [`host_from`] finds (its `comm` tells a host from, say, the Herdr
+/// server a pane's own shell runs under).
+pub fn host_record_from(parent: i32, stat: impl Fn(i32) -> Option<ProcStat>) -> Option<ProcStat> {
     let mut pid = parent;
     for _ in 0..MAX_HOST_HOPS {
         if pid <= 0 {
@@ -216,10 +225,7 @@ pub fn host_from(parent: i32, stat: impl Fn(i32) -> Option<ProcStat>) -> Option<
         }
         let p = stat(pid)?;
         if !SHELLS.contains(&p.comm.as_str()) || p.ppid <= 1 {
-            return Some(HostKey {
-                pid: p.pid,
-                start: p.start,
-            });
+            return Some(p);
         }
         pid = p.ppid;
     }

@@ -239,7 +239,11 @@ fn claude_user_level_merges_backs_up_is_idempotent_and_uninstalls() {
         after_first,
         "second run changed files:\n{out}"
     );
-    assert_eq!(out.matches("unchanged ").count(), 3, "{out}");
+    assert_eq!(out.matches("unchanged ").count(), 4, "{out}");
+    // Login shells (`bash -lc`) get the shim's environment from the login profile.
+    let profile = h.read("home/.profile");
+    assert!(profile.contains("# for: claude\n"), "{profile}");
+    assert!(profile.contains("shim-env --dir"), "{profile}");
 
     // Uninstall: the user's config as it was (same values, same key order); the shared shim
     // link stays.
@@ -366,7 +370,7 @@ fn codex_keeps_comments_and_order_and_passes_the_herdr_variables() {
         "{config}"
     );
     assert!(config.contains(&format!(
-        "[mcp_servers.herdr_link]\ncommand = \"/usr/bin/herdr-link\"\nargs = [\"mcp\"]\nenv_vars = [\"HERDR_ENV\", \"HERDR_PANE_ID\", \"HERDR_SOCKET_PATH\", \"HERDR_LINK_LOG\", \"HERDR_LINK_TIMEOUT_MS\", \"HERDR_LINK_START_TIMEOUT_MS\", \"MY_VAR\"]\nenv = {{ HERDR_BIN_PATH = \"{herdr}\" }}\n"
+        "[mcp_servers.herdr_link]\ncommand = \"/usr/bin/herdr-link\"\nargs = [\"mcp\"]\ndefault_tools_approval_mode = \"approve\"\nenv_vars = [\"HERDR_ENV\", \"HERDR_PANE_ID\", \"HERDR_SOCKET_PATH\", \"HERDR_LINK_LOG\", \"HERDR_LINK_TIMEOUT_MS\", \"HERDR_LINK_START_TIMEOUT_MS\", \"MY_VAR\"]\nenv = {{ HERDR_BIN_PATH = \"{herdr}\" }}\n"
     )), "{config}");
     let hooks: Value = serde_json::from_str(&h.read("codex/hooks.json")).unwrap();
     assert_eq!(
@@ -618,47 +622,79 @@ fn node_dir() -> PathBuf {
         .expect("node is needed for this test")
 }
 
-/// Codex runs shell commands through a login shell: setup puts the shim line at the end of the
-/// login profile (after the user's own PATH changes), once, and uninstall takes it out again.
+/// Login shells reset PATH: setup puts a block at the end of the login profile (after the
+/// user's own PATH changes), once per host, and uninstall takes it out with the last host. A
+/// login shell reading it inside Herdr gets the shim first on PATH, `$HERDR_BIN_PATH` naming the
+/// shim (the real Herdr kept) and its host's presence key.
 #[test]
-fn codex_login_profile_puts_the_shim_first() {
+fn login_profile_gives_login_shells_the_shim_and_the_hosts_key() {
     let h = Home::new("codex-profile");
     let mine = "export PATH=\"$HOME/bin:$PATH\"\n";
     h.write("home/.bash_profile", mine);
     let herdr = h.herdr("0.8.2");
-    let run = |args: &[&str]| {
+    let run = |host: &str, args: &[&str]| {
         Command::new(BIN)
-            .args(["setup", "codex", "--bin", "/usr/bin/herdr-link", "--herdr"])
+            .args(["setup", host, "--bin", BIN, "--herdr"])
             .arg(&herdr)
             .args(args)
             .env_clear()
             .env("HOME", h.home())
             .env("SHELL", "/bin/bash")
+            .env("CODEX_HOME", h.root.join("codex"))
             .output()
             .unwrap()
     };
-    ok(&run(&[]));
-    ok(&run(&[]));
+    ok(&run("codex", &[]));
+    ok(&run("codex", &[]));
+    ok(&run("claude", &[]));
     let profile = h.read("home/.bash_profile");
     assert!(profile.starts_with(mine), "{profile}");
-    assert_eq!(profile.matches("herdr-link/shim").count(), 2, "{profile}");
-    // A login shell reading it inside Herdr finds the shim first.
-    let out = Command::new("bash")
-        .args(["-lc", "printf %s \"$PATH\""])
-        .env_clear()
-        .env("HOME", h.home())
-        .env("HERDR_ENV", "1")
-        .output()
-        .unwrap();
-    let path = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        path.starts_with(&format!(
-            "{}:",
-            h.home().join(".local/share/herdr-link/shim").display()
-        )),
-        "{path}"
+    assert_eq!(profile.matches("shim-env").count(), 1, "{profile}");
+    assert!(profile.contains("# for: claude codex\n"), "{profile}");
+    let shim = h.home().join(".local/share/herdr-link/shim");
+    let login = |script: &str| {
+        let out = Command::new("bash")
+            .args(["-lc", script])
+            .env_clear()
+            .env("HOME", h.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("HERDR_ENV", "1")
+            .env("HERDR_BIN_PATH", "/opt/herdr/herdr")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let got = login(
+        r#"printf '%s|%s|%s|%s' "$PATH" "$HERDR_BIN_PATH" "$HERDR_LINK_HERDR" "$HERDR_LINK_PRESENCE""#,
     );
-    ok(&run(&["--uninstall"]));
+    let me = std::process::id();
+    let start = {
+        let text = fs::read_to_string(format!("/proc/{me}/stat")).unwrap();
+        text[text.rfind(')').unwrap() + 1..]
+            .split_whitespace()
+            .nth(19)
+            .unwrap()
+            .to_string()
+    };
+    let parts: Vec<&str> = got.split('|').collect();
+    // The system profile set PATH anew; the user's profile put ~/bin first; the block put the
+    // shim before everything.
+    assert!(
+        parts[0].starts_with(&format!("{}:{}/bin:", shim.display(), h.home().display())),
+        "{got}"
+    );
+    assert_eq!(
+        parts[1..],
+        [
+            format!("{}/herdr", shim.display()),
+            "/opt/herdr/herdr".to_string(),
+            format!("{me}-{start}")
+        ],
+        "the login shell's host is this test process, the nearest ancestor that is no shell"
+    );
+    ok(&run("codex", &["--uninstall"]));
+    assert!(h.read("home/.bash_profile").contains("# for: claude\n"));
+    ok(&run("claude", &["--uninstall"]));
     assert_eq!(h.read("home/.bash_profile"), mine);
 }
 

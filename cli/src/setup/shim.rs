@@ -1,11 +1,16 @@
 //! The `herdr` shim's installation: the shim directory (a link named `herdr` to this binary)
-//! and the one shell line that puts it first on PATH inside Herdr (docs/setup.md, "The herdr
-//! shim"). Each host gets that line its own way (see `hosts.rs`): Claude Code through a
-//! `SessionStart` hook writing to `$CLAUDE_ENV_FILE`, Codex through the login profile its
-//! `bash -lc` commands read, OpenCode through the `shell.env` plugin hook, Pi through its
-//! extension.
+//! and what the host's shell commands get (docs/setup.md, "The herdr shim"): the shim first on
+//! PATH, `$HERDR_BIN_PATH` naming the shim (the real Herdr kept in `$HERDR_LINK_HERDR`), and
+//! the host's presence key (`$HERDR_LINK_PRESENCE`, so a detached command still finds its
+//! host). Each host gets these its own way (see `hosts.rs`): Claude Code through a
+//! `SessionStart` hook writing to `$CLAUDE_ENV_FILE`, OpenCode through the `shell.env` plugin
+//! hook, Pi through its extension; and every host's login shells (`bash -lc`, which reset PATH
+//! from the system profile; Codex runs every command that way) through a block in the user's
+//! login profile.
 
 use std::path::{Path, PathBuf};
+
+use herdr_link::presence::{self, HostKey};
 
 use super::files::{read_optional, Change};
 use super::Places;
@@ -25,34 +30,90 @@ fn sq(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// The shell line that puts `dir` first on PATH inside Herdr (`HERDR_ENV=1`), once: a second
-/// run (a nested shell, a sourced file) changes nothing.
+/// The shell line that puts `dir` first on PATH inside Herdr (`HERDR_ENV=1`): a second run (a
+/// nested shell, a sourced file) changes nothing; a PATH that has it later (a command that put
+/// another directory first) gets it first again.
 pub fn path_line(dir: &Path) -> String {
     let d = sq(&dir.display().to_string());
     format!(
-        r#"if [ "${{HERDR_ENV:-}}" = 1 ]; then case ":${{PATH}}:" in *:{d}:*) ;; *) PATH={d}:"${{PATH}}"; export PATH ;; esac; fi"#
+        r#"if [ "${{HERDR_ENV:-}}" = 1 ]; then case "${{PATH:-}}" in {d}|{d}:*) ;; *) PATH={d}${{PATH:+:"$PATH"}}; export PATH ;; esac; fi"#
     )
 }
 
-/// The block for a shell startup file.
-pub fn block(dir: &Path) -> String {
-    format!("{BLOCK_START}\n{}\n{BLOCK_END}\n", path_line(dir))
+/// Every line the host's commands get inside Herdr: [`path_line`]; `$HERDR_BIN_PATH` naming the
+/// shim, with the real Herdr it named kept in `$HERDR_LINK_HERDR` (once: a second run sees the
+/// shim there and changes nothing); and `key`, the host's presence key, when known.
+pub fn env_lines(dir: &Path, key: Option<HostKey>) -> String {
+    let shim = sq(&dir.join("herdr").display().to_string());
+    let mut out = path_line(dir);
+    out.push('\n');
+    out.push_str(&format!(
+        r#"if [ "${{HERDR_ENV:-}}" = 1 ] && [ -n "${{HERDR_BIN_PATH:-}}" ] && [ "$HERDR_BIN_PATH" != {shim} ]; then HERDR_LINK_HERDR=$HERDR_BIN_PATH; HERDR_BIN_PATH={shim}; export HERDR_LINK_HERDR HERDR_BIN_PATH; fi"#
+    ));
+    out.push('\n');
+    if let Some(key) = key {
+        out.push_str(&format!(
+            r#"if [ "${{HERDR_ENV:-}}" = 1 ]; then {var}='{key}'; export {var}; fi"#,
+            var = presence::PRESENCE_VAR
+        ));
+        out.push('\n');
+    }
+    out
 }
 
-/// `text` with setup's block removed (and the blank line setup put before it).
-fn without_block(text: &str) -> String {
+/// The presence key a host's wiring gives its commands, computed from the calling process (a
+/// hook, a login shell's `shim-env --print`, a plugin's child): its host, the nearest ancestor
+/// that is not a shell. A host that is really the Herdr server (a pane's own shell), init (a
+/// detached login shell) or nothing keeps the key already in `inherited`, if it parses.
+pub fn host_key(inherited: Option<&str>) -> Option<HostKey> {
+    // SAFETY: getppid cannot fail.
+    let parent = unsafe { libc::getppid() };
+    let found = presence::host_record_from(parent, presence::stat)
+        .filter(|p| p.pid > 1 && p.comm != "herdr")
+        .map(|p| HostKey {
+            pid: p.pid,
+            start: p.start,
+        });
+    found.or_else(|| inherited.and_then(HostKey::parse))
+}
+
+/// First line of the block setup adds to a login profile.
+fn block_hosts_line(hosts: &[String]) -> String {
+    format!("# for: {}", hosts.join(" "))
+}
+
+/// The login-profile block for `hosts`: inside Herdr, every login shell gets [`env_lines`] from
+/// `bin shim-env --print` (so its presence key is the login shell's host).
+pub fn block(bin: &Path, dir: &Path, hosts: &[String]) -> String {
+    let b = sq(&bin.display().to_string());
+    let d = sq(&dir.display().to_string());
+    format!(
+        "{BLOCK_START}\n{}\nif [ \"${{HERDR_ENV:-}}\" = 1 ]; then eval \"$({b} shim-env --dir {d} --print 2>/dev/null)\"; fi\n{BLOCK_END}\n",
+        block_hosts_line(hosts)
+    )
+}
+
+/// `text` with setup's block removed (and the blank line setup put before it), and the hosts
+/// the block was for (a block from before hosts were listed was Codex's).
+fn without_block(text: &str) -> (String, Vec<String>) {
     let mut out = String::with_capacity(text.len());
+    let mut hosts = Vec::new();
     let mut inside = false;
     for line in text.split_inclusive('\n') {
         let bare = line.trim_end_matches(['\n', '\r']);
         if bare == BLOCK_START {
             inside = true;
+            hosts.push("codex".to_string());
             if out.ends_with("\n\n") {
                 out.pop();
             }
             continue;
         }
         if inside {
+            if let Some(list) = bare.strip_prefix("# for:") {
+                hosts.retain(|h| h != "codex");
+                hosts.extend(list.split_whitespace().map(str::to_string));
+            }
             if bare == BLOCK_END {
                 inside = false;
             }
@@ -60,15 +121,28 @@ fn without_block(text: &str) -> String {
         }
         out.push_str(line);
     }
-    out
+    hosts.dedup();
+    (out, hosts)
 }
 
-/// The change to a shell startup file: setup's block at its end (replacing an earlier one), or
-/// removed with `uninstall`.
-pub fn startup_file_change(path: PathBuf, dir: &Path, uninstall: bool) -> Result<Change, String> {
+/// The change to a login profile for `host`: setup's block at its end (replacing an earlier
+/// one, and listing every host set up), or, with `uninstall`, `host` taken off the list and the
+/// block removed once no host is left.
+pub fn startup_file_change(
+    path: PathBuf,
+    bin: &Path,
+    dir: &Path,
+    host: &str,
+    uninstall: bool,
+) -> Result<Change, String> {
     let before = read_optional(&path)?;
-    let rest = without_block(before.as_deref().unwrap_or(""));
-    let after = if uninstall {
+    let (rest, mut hosts) = without_block(before.as_deref().unwrap_or(""));
+    hosts.retain(|h| h != host);
+    if !uninstall {
+        hosts.push(host.to_string());
+    }
+    hosts.sort();
+    let after = if hosts.is_empty() {
         before.as_ref().map(|_| rest)
     } else {
         let mut text = rest;
@@ -78,7 +152,7 @@ pub fn startup_file_change(path: PathBuf, dir: &Path, uninstall: bool) -> Result
         if !text.is_empty() {
             text.push('\n');
         }
-        text.push_str(&block(dir));
+        text.push_str(&block(bin, dir, &hosts));
         Some(text)
     };
     Ok(Change {
@@ -190,21 +264,42 @@ fn create_shim_dir(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// `herdr-link shim-env --dir DIR`: Claude Code's `SessionStart` hook. Appends the PATH line to
-/// the file named by `$CLAUDE_ENV_FILE`, which Claude Code runs before each Bash command of the
-/// session. Without that variable it does nothing. Never fails the session: errors go to stderr
-/// with exit status 1 (a hook error the host reports), never 2.
-pub fn env_hook(dir: &Path) -> i32 {
+/// What `herdr-link shim-env --dir DIR` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnvMode {
+    /// Claude Code's `SessionStart` hook: append [`env_lines`] to `$CLAUDE_ENV_FILE`, which
+    /// Claude Code runs before each Bash command of the session.
+    ClaudeHook,
+    /// `--print`: print [`env_lines`] (the login-profile block evaluates them).
+    Print,
+    /// `--key`: print the presence key only (the OpenCode guard plugin's `shell.env`).
+    Key,
+}
+
+/// `herdr-link shim-env --dir DIR [--print | --key]`. Never fails the session: errors go to
+/// stderr with exit status 1 (a hook error the host reports), never 2.
+pub fn env_hook(dir: &Path, mode: EnvMode) -> i32 {
     use std::io::Write;
+    let inherited = std::env::var(presence::PRESENCE_VAR).ok();
+    let key = host_key(inherited.as_deref());
+    let text = match mode {
+        EnvMode::Key => key.map(|k| format!("{k}\n")).unwrap_or_default(),
+        EnvMode::Print | EnvMode::ClaudeHook => env_lines(dir, key),
+    };
+    if mode != EnvMode::ClaudeHook {
+        return match std::io::stdout().lock().write_all(text.as_bytes()) {
+            Ok(()) => 0,
+            Err(_) => 1,
+        };
+    }
     let Some(file) = std::env::var_os("CLAUDE_ENV_FILE").filter(|f| !f.is_empty()) else {
         return 0;
     };
-    let line = format!("{}\n", path_line(dir));
     let written = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&file)
-        .and_then(|mut f| f.write_all(line.as_bytes()));
+        .and_then(|mut f| f.write_all(text.as_bytes()));
     match written {
         Ok(()) => 0,
         Err(e) => {
@@ -226,7 +321,7 @@ mod tests {
         let dir = Path::new("/h/it's dir/shim");
         let line = path_line(dir);
         let run = |env: &[(&str, &str)]| {
-            let out = std::process::Command::new("sh")
+            let out = std::process::Command::new("/bin/sh")
                 .arg("-c")
                 .arg(format!("{line}\n{line}\nprintf %s \"$PATH\""))
                 .env_clear()
@@ -240,28 +335,129 @@ mod tests {
             "/h/it's dir/shim:/usr/bin:/bin"
         );
         assert_eq!(run(&[("PATH", "/usr/bin:/bin")]), "/usr/bin:/bin");
+        // A command that put another directory before it: first again (once).
         assert_eq!(
             run(&[("PATH", "/usr/bin:/h/it's dir/shim"), ("HERDR_ENV", "1")]),
-            "/usr/bin:/h/it's dir/shim"
+            "/h/it's dir/shim:/usr/bin:/h/it's dir/shim"
         );
+        assert_eq!(run(&[("PATH", ""), ("HERDR_ENV", "1")]), "/h/it's dir/shim");
     }
 
     #[test]
-    fn block_is_added_once_and_removed_cleanly() {
-        let dir = Path::new("/s");
+    fn env_lines_name_the_shim_keep_the_real_herdr_and_carry_the_key() {
+        let dir = Path::new("/h/it's dir/shim");
+        let key = HostKey { pid: 42, start: 7 };
+        let lines = env_lines(dir, Some(key));
+        let run = |env: &[(&str, &str)]| {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!(
+                    "{lines}{lines}printf '%s|%s|%s|%s' \"$PATH\" \"${{HERDR_BIN_PATH-}}\" \"${{HERDR_LINK_HERDR-}}\" \"${{HERDR_LINK_PRESENCE-}}\""
+                ))
+                .env_clear()
+                .env("PATH", "/usr/bin")
+                .envs(env.iter().copied())
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout).unwrap()
+        };
+        assert_eq!(
+            run(&[("HERDR_ENV", "1"), ("HERDR_BIN_PATH", "/opt/herdr")]),
+            "/h/it's dir/shim:/usr/bin|/h/it's dir/shim/herdr|/opt/herdr|42-7"
+        );
+        // Herdr older than 0.8.2 sets no HERDR_BIN_PATH: none is made up.
+        assert_eq!(
+            run(&[("HERDR_ENV", "1")]),
+            "/h/it's dir/shim:/usr/bin|||42-7"
+        );
+        assert_eq!(
+            run(&[("HERDR_BIN_PATH", "/opt/herdr")]),
+            "/usr/bin|/opt/herdr||",
+            "outside Herdr nothing changes"
+        );
+        assert!(!env_lines(dir, None).contains("HERDR_LINK_PRESENCE"));
+    }
+
+    #[test]
+    fn block_is_added_once_per_host_and_removed_with_the_last_host() {
+        let (bin, dir) = (Path::new("/b/herdr-link"), Path::new("/s"));
         let tmp = std::env::temp_dir().join(format!("herdr-link-rc-{}", std::process::id()));
         std::fs::write(&tmp, "export A=1").unwrap();
-        let c = startup_file_change(tmp.clone(), dir, false).unwrap();
-        let added = c.after.clone().unwrap();
-        assert_eq!(added, format!("export A=1\n\n{}", block(dir)));
-        std::fs::write(&tmp, &added).unwrap();
-        let again = startup_file_change(tmp.clone(), dir, false).unwrap();
-        assert!(again.is_noop(), "{:?}", again.after);
-        let removed = startup_file_change(tmp.clone(), dir, true).unwrap();
-        assert_eq!(removed.after.as_deref(), Some("export A=1\n"));
+        let change = |host: &str, uninstall: bool| {
+            let c = startup_file_change(tmp.clone(), bin, dir, host, uninstall).unwrap();
+            if let Some(after) = &c.after {
+                std::fs::write(&tmp, after).unwrap();
+            }
+            c
+        };
+        let c = change("codex", false);
+        assert_eq!(
+            c.after.unwrap(),
+            format!("export A=1\n\n{}", block(bin, dir, &["codex".into()]))
+        );
+        assert!(change("codex", false).is_noop());
+        let c = change("claude", false);
+        assert_eq!(
+            c.after.unwrap(),
+            format!(
+                "export A=1\n\n{}",
+                block(bin, dir, &["claude".into(), "codex".into()])
+            )
+        );
+        // One host gone: the block stays for the other.
+        let c = change("codex", true);
+        assert_eq!(
+            c.after.unwrap(),
+            format!("export A=1\n\n{}", block(bin, dir, &["claude".into()]))
+        );
+        let c = change("claude", true);
+        assert_eq!(c.after.as_deref(), Some("export A=1\n"));
+        // A block written before hosts were listed was Codex's.
+        std::fs::write(
+            &tmp,
+            format!("export A=1\n\n{BLOCK_START}\nold line\n{BLOCK_END}\n"),
+        )
+        .unwrap();
+        let c = change("codex", true);
+        assert_eq!(c.after.as_deref(), Some("export A=1\n"));
         let _ = std::fs::remove_file(&tmp);
-        let absent = startup_file_change(tmp.clone(), dir, true).unwrap();
+        let absent = startup_file_change(tmp.clone(), bin, dir, "codex", true).unwrap();
         assert!(absent.is_noop());
+    }
+
+    #[test]
+    fn the_block_gives_login_shells_the_lines_of_shim_env() {
+        // `shim-env --print` run from the block: here this very test binary cannot play it,
+        // so a stand-in prints what the real one prints for a key it cannot find.
+        let root = std::env::temp_dir().join(format!("herdr-link-blk-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        let dir = root.join("shim");
+        let lines = env_lines(&dir, Some(HostKey { pid: 9, start: 9 }));
+        let bin = root.join("herdr-link");
+        std::fs::write(
+            &bin,
+            format!("#!/bin/sh\n[ \"$1 $2 $4\" = \"shim-env --dir --print\" ] || exit 3\ncat <<'EOF'\n{lines}EOF\n"),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let text = block(&bin, &dir, &["codex".into()]);
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "{text}printf '%s|%s' \"$PATH\" \"$HERDR_LINK_PRESENCE\""
+            ))
+            .env_clear()
+            .env("PATH", "/usr/bin")
+            .env("HERDR_ENV", "1")
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("{}:/usr/bin|9-9", dir.display())
+        );
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]

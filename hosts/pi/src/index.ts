@@ -23,17 +23,24 @@ function insideHerdr(env: NodeJS.ProcessEnv): boolean {
 }
 
 /**
- * Puts the herdr shim (`herdr-link setup` links `herdr` into `$XDG_DATA_HOME/herdr-link/shim`)
- * first on this process's PATH, which Pi's bash tool gives every command: a `herdr` any program
- * starts (python, make, a script) is then judged by its real argv against this process's
- * activation, which the library answers for once a session is active.
+ * Gives this process's environment, which Pi's bash tool gives every command, the herdr shim
+ * (`herdr-link setup` links `herdr` into `$XDG_DATA_HOME/herdr-link/shim`): first on PATH and
+ * named by $HERDR_BIN_PATH (the real Herdr kept in $HERDR_LINK_HERDR, where the shim finds it;
+ * the library's own Herdr calls then pass through the shim, which never stops them). A `herdr`
+ * any program starts (python, make, a script) is then judged by its real argv against the
+ * session's activation, which the library answers for once a session is active.
  */
 function putShimFirst(env: NodeJS.ProcessEnv): void {
   const data = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
   const dir = join(data, "herdr-link", "shim");
-  if (!existsSync(join(dir, "herdr"))) return;
+  const shim = join(dir, "herdr");
+  if (!existsSync(shim)) return;
   const path = env.PATH ?? "";
-  if (!path.split(":").includes(dir)) env.PATH = path ? `${dir}:${path}` : dir;
+  if (path !== dir && !path.startsWith(`${dir}:`)) env.PATH = path ? `${dir}:${path}` : dir;
+  if (env.HERDR_BIN_PATH && env.HERDR_BIN_PATH !== shim) {
+    env.HERDR_LINK_HERDR = env.HERDR_BIN_PATH;
+    env.HERDR_BIN_PATH = shim;
+  }
 }
 
 /** "herdr_link_start" -> "Herdr Link Start" (Pi wants a human label for its UI). */
@@ -73,6 +80,9 @@ export default function herdrLink(pi: ExtensionAPI): void {
   pi.on("session_start", async (_event, ctx) => {
     const session = sessionKey(ctx);
     link.sessionStart(session);
+    // The session's marker for its commands (Pi runs one session at a time): the library
+    // answers the shim for this session, also for a command that left Pi's process tree.
+    process.env.HERDR_LINK_SESSION = session;
     const visible = new Set(visibleNames(session));
     const hidden = new Set(catalogNames.filter((name) => !visible.has(name)));
     pi.setActiveTools(pi.getActiveTools().filter((name) => !hidden.has(name)));
