@@ -1333,6 +1333,71 @@ mod tests {
         assert_eq!(ask_exec_in(&d.base, &d.dir, &asker, ask), Found::Dormant);
     }
 
+    /// Squatting: another user can neither take a holder's name (64 random bits, in a
+    /// directory only we can write) nor plant a socket of its own, nor pre-create the
+    /// directories; each attempt leaves the asker knowing it cannot know, never "dormant".
+    /// Needs root to act as another user; the mode-based checks above run everywhere.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn another_user_cannot_squat_a_holder_or_the_directory() {
+        use std::os::unix::process::CommandExt;
+        if rundir::uid() != 0 {
+            eprintln!("another_user_cannot_squat: not root, the other-user part is not run");
+            return;
+        }
+        let d = TempDirs::new("squat");
+        let host = HostKey {
+            pid: 4242,
+            start: 9,
+        };
+        let beacon = announce_in(&d.base, &d.dir, host, Arc::new(|_| true)).unwrap();
+        // The squatter (uid 65534) tries to bind next to the holder and to take its very name.
+        let other_name = d.dir.join(socket_name(host, 4242, 7));
+        for target in [other_name.as_path(), beacon.path()] {
+            let out = std::process::Command::new("python3")
+                .args([
+                    "-c",
+                    "import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])",
+                ])
+                .arg(target)
+                .uid(65534)
+                .gid(65534)
+                .output()
+                .unwrap();
+            assert!(!out.status.success(), "bound {}", target.display());
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("PermissionError: [Errno 13]"), "{err}");
+        }
+        // A socket of another user inside the directory (only root could put it there) is
+        // not a holder.
+        let planted = d.dir.join(socket_name(host, 4242, 8));
+        let _l = std::os::unix::net::UnixListener::bind(&planted).unwrap();
+        std::os::unix::fs::chown(&planted, Some(65534), Some(65534)).unwrap();
+        let Listing::Holders(hs) = list(&d.base, &d.dir) else {
+            panic!("unlisted")
+        };
+        assert_eq!(
+            hs.iter().map(|h| h.path.as_path()).collect::<Vec<_>>(),
+            [beacon.path()]
+        );
+        let asker = Asker {
+            key: Some(host),
+            ..Asker::default()
+        };
+        assert_eq!(ask_exec_in(&d.base, &d.dir, &asker, ask), Found::Active);
+        drop(beacon);
+        // Directories pre-created (or taken over) by another user: never trusted.
+        for squatted in [&d.dir, &d.base] {
+            std::os::unix::fs::chown(squatted, Some(65534), Some(65534)).unwrap();
+            assert!(
+                matches!(ask_exec_in(&d.base, &d.dir, &asker, ask), Found::Unknown(_)),
+                "{squatted:?}"
+            );
+            assert!(announce_in(&d.base, &d.dir, host, Arc::new(|_| true)).is_err());
+            std::os::unix::fs::chown(squatted, Some(0), Some(0)).unwrap();
+        }
+    }
+
     /// A socket left by a holder that died: nobody listens, the asker removes it.
     #[cfg(target_os = "linux")]
     #[test]
