@@ -215,6 +215,11 @@ pub fn host_from(parent: i32, stat: impl Fn(i32) -> Option<ProcStat>) -> Option<
     })
 }
 
+/// Whether `comm` names a shell (skipped on the way up to a host).
+pub fn is_shell(comm: &str) -> bool {
+    SHELLS.contains(&comm)
+}
+
 /// The record of the process [`host_from`] finds (its `comm` tells a host from, say, the Herdr
 /// server a pane's own shell runs under).
 pub fn host_record_from(parent: i32, stat: impl Fn(i32) -> Option<ProcStat>) -> Option<ProcStat> {
@@ -224,7 +229,7 @@ pub fn host_record_from(parent: i32, stat: impl Fn(i32) -> Option<ProcStat>) -> 
             return None;
         }
         let p = stat(pid)?;
-        if !SHELLS.contains(&p.comm.as_str()) || p.ppid <= 1 {
+        if !is_shell(&p.comm) || p.ppid <= 1 {
             return Some(p);
         }
         pid = p.ppid;

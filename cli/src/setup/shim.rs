@@ -63,18 +63,39 @@ pub fn env_lines(dir: &Path, key: Option<HostKey>) -> String {
 
 /// The presence key a host's wiring gives its commands, computed from the calling process (a
 /// hook, a login shell's `shim-env --print`, a plugin's child): its host, the nearest ancestor
-/// that is not a shell. A host that is really the Herdr server (a pane's own shell), init (a
-/// detached login shell) or nothing keeps the key already in `inherited`, if it parses.
+/// that is not a shell. The key already in `inherited` is kept when its process cannot be seen
+/// from here (a sandbox's own pid namespace: everything this process could find is inside
+/// it), and when no host is found: the walk ends at a shell or init (a detached login shell),
+/// or at the Herdr server (a pane's own shell).
 pub fn host_key(inherited: Option<&str>) -> Option<HostKey> {
     // SAFETY: getppid cannot fail.
     let parent = unsafe { libc::getppid() };
-    let found = presence::host_record_from(parent, presence::stat)
-        .filter(|p| p.pid > 1 && p.comm != "herdr")
+    choose_key(
+        inherited.and_then(HostKey::parse),
+        presence::host_record_from(parent, presence::stat),
+        presence::stat,
+    )
+}
+
+/// [`host_key`]'s rule over the inherited key and the host record the walk found, with `stat`
+/// injectable for tests.
+pub fn choose_key(
+    inherited: Option<HostKey>,
+    found: Option<presence::ProcStat>,
+    stat: impl Fn(i32) -> Option<presence::ProcStat>,
+) -> Option<HostKey> {
+    if let Some(k) = inherited {
+        if !stat(k.pid).is_some_and(|p| p.start == k.start) {
+            return Some(k);
+        }
+    }
+    found
+        .filter(|p| p.pid > 1 && p.comm != "herdr" && !presence::is_shell(&p.comm))
         .map(|p| HostKey {
             pid: p.pid,
             start: p.start,
-        });
-    found.or_else(|| inherited.and_then(HostKey::parse))
+        })
+        .or(inherited)
 }
 
 /// First line of the block setup adds to a login profile.
@@ -376,6 +397,55 @@ mod tests {
             "outside Herdr nothing changes"
         );
         assert!(!env_lines(dir, None).contains("HERDR_LINK_PRESENCE"));
+    }
+
+    #[test]
+    fn the_key_is_the_nearest_host_unless_the_inherited_one_lies_beyond_sight() {
+        let p = |pid, comm: &str, start| presence::ProcStat {
+            pid,
+            comm: comm.into(),
+            ppid: 1,
+            start,
+        };
+        let key = |pid, start| HostKey { pid, start };
+        let table = [p(10, "claude", 100), p(20, "codex", 200)];
+        let stat = |pid| table.iter().find(|r| r.pid == pid).cloned();
+        // Nothing inherited: the host found.
+        assert_eq!(
+            choose_key(None, Some(p(20, "codex", 200)), stat),
+            Some(key(20, 200))
+        );
+        // A nested host in sight: the nearer one (its own commands are its own).
+        assert_eq!(
+            choose_key(Some(key(10, 100)), Some(p(20, "codex", 200)), stat),
+            Some(key(20, 200))
+        );
+        // A walk that found no host keeps the inherited key: a shell ending the chain, init,
+        // the Herdr server, nothing.
+        for found in [
+            Some(p(5, "bash", 50)),
+            Some(p(1, "systemd", 1)),
+            Some(p(7, "herdr", 70)),
+            None,
+        ] {
+            assert_eq!(
+                choose_key(Some(key(10, 100)), found.clone(), stat),
+                Some(key(10, 100))
+            );
+            assert_eq!(choose_key(None, found, stat), None);
+        }
+        // In a sandbox's own pid namespace the inherited host is out of sight: kept, whatever
+        // the walk found inside.
+        assert_eq!(
+            choose_key(Some(key(4242, 9)), Some(p(2, "python3", 3)), stat),
+            Some(key(4242, 9))
+        );
+        // So is a key whose pid now runs another process (start differs): it is stale, and
+        // stays stale (dormant), rather than naming an unrelated process.
+        assert_eq!(
+            choose_key(Some(key(20, 1)), Some(p(20, "codex", 200)), stat),
+            Some(key(20, 1))
+        );
     }
 
     #[test]
