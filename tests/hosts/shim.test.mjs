@@ -11,11 +11,13 @@
 
 import assert from "node:assert/strict"
 import { symlinkSync, mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs"
-import { join, dirname } from "node:path"
+import { join } from "node:path"
 import { test } from "node:test"
 import { assertRunHealthy, runRoute } from "./lib/e2e.mjs"
 import { claude, codex, opencodeMcp, opencodePlugin, setup } from "./lib/hosts.mjs"
-import { LINK_BIN, NODE_MODULES } from "./lib/sandbox.mjs"
+import { NODE_MODULES, Sandbox } from "./lib/sandbox.mjs"
+import { startModel } from "./lib/model.mjs"
+import { playGoals } from "./lib/script.mjs"
 
 // Programs the text guard cannot follow, each ending in an exec of the shim (through PATH or
 // $HERDR_BIN_PATH). The wait's own output (Herdr's agent record, with pane ids) stays out of the
@@ -183,6 +185,56 @@ for (const route of ROUTES) {
       }
     } finally {
       await run.done()
+    }
+  })
+}
+
+// OpenCode, plugin route: two sessions in one OpenCode process (the main session and the
+// subagent session its `task` tool starts), one activated. The library answers the shim for the
+// session whose command asks (its marker, $HERDR_LINK_SESSION): the dormant session's wait
+// reaches Herdr, the active one's is refused.
+if (!ONLY || ONLY.includes("opencode-plugin-sessions")) {
+  test("opencode-plugin: a wait from a dormant session reaches Herdr while another session of the process is active", async () => {
+    const SUB = "SUBAGENT-TASK: run the check"
+    // The subagent's conversation starts with its task's prompt; the main one's with the user's.
+    const isSub = (body) => JSON.stringify((body?.messages ?? []).find((m) => m.role === "user") ?? "").includes(SUB)
+    const naming = opencodePlugin.naming
+    const sub = playGoals([{ bash: PY_WAIT }], naming)
+    const main = playGoals([{ link: "activate" }, { bash: "unused" }, { bash: PY_WAIT }], naming)
+    const decide = (conversation, body) => {
+      if (conversation.tools.length === 0) return { text: "Herdr Link session" }
+      if (isSub(body)) return sub(conversation, body)
+      if (conversation.calls.length === 1) {
+        return { tool: "task", input: { description: "check", prompt: SUB, subagent_type: "general" } }
+      }
+      return main(conversation, body)
+    }
+    const sb = new Sandbox("opencode-plugin-sessions")
+    sb.world(world("opencode")(sb))
+    const model = await startModel(decide)
+    try {
+      const host = opencodePlugin.setup(sb, model)
+      setup(sb, "claude") // the shim link and login-profile block any `herdr-link setup` makes
+      const result = await sb.run(host.cmd, host.args("Use Herdr: talk to the worker agent."), { env: host.env })
+      const summary = () =>
+        `exit ${result.code}\n${model.requests.map((r) => `${r.path} ${isSub(r.body) ? "[sub]" : "[main]"} -> ${JSON.stringify(r.decision).slice(0, 160)}`).join("\n")}\n${result.stderr.slice(-1500)}`
+      assert.equal(result.code, 0, summary())
+      const outputs = (pick) => {
+        const last = model.requests.filter((r) => r.conversation && pick(r.body)).at(-1)
+        return (last?.conversation.calls ?? []).filter((c) => c.name === "bash").map((c) => String(c.output))
+      }
+      const [subWait] = outputs(isSub)
+      const mainWaits = outputs((b) => !isSub(b))
+      assert.match(subWait ?? "", /py-exit=0/, `the dormant (subagent) session's wait\n${summary()}`)
+      assert.equal(mainWaits.length, 1, summary())
+      assert.match(mainWaits[0], /py-exit=77/, `the active session's wait\n${summary()}`)
+      assert.match(mainWaits[0], /Blocked by Herdr Link/, summary())
+      assert.equal(waits(sb).length, 1, `waits that reached Herdr: ${JSON.stringify(waits(sb))}\n${summary()}`)
+    } finally {
+      await model.close()
+      const left = sb.leftovers()
+      sb.cleanup()
+      assert.deepEqual(left, [], `processes of the run survived: ${left.join(", ")}`)
     }
   })
 }
