@@ -539,7 +539,8 @@ fn opencode_guard_plugin_pipes_bash_calls_to_the_guard() {
     let guard = h.write(
         "bin/fake-herdr-link",
         &format!(
-            "#!/bin/sh\necho \"$*\" >> '{seen}'\ncat >> '{seen}'\necho >> '{seen}'\n\
+            "#!/bin/sh\n[ \"$1 $4\" = \"shim-env --key\" ] && {{ echo 4242-7; exit 0; }}\n\
+             echo \"$*\" >> '{seen}'\ncat >> '{seen}'\necho >> '{seen}'\n\
              case \"$(tail -n 2 '{seen}')\" in *wait*) echo 'use herdr_link_send' >&2; exit 2;; esac\nexit 0\n",
             seen = seen.display()
         ),
@@ -573,9 +574,10 @@ for (const [tool, command] of [["bash", "herdr agent wait reviewer"], ["bash", "
     results.push("block: " + e.message);
   }}
 }}
-const env = {{ env: {{}} }};
+const env = {{ env: {{ HERDR_BIN_PATH: "/opt/herdr" }} }};
 await hooks["shell.env"]({{ cwd: "/" }}, env);
 results.push(env.env.PATH ?? "no PATH");
+results.push(`${{env.env.HERDR_BIN_PATH}}|${{env.env.HERDR_LINK_HERDR ?? ""}}|${{env.env.HERDR_LINK_PRESENCE ?? ""}}`);
 console.log(JSON.stringify(results));
 "#,
         module = module.display().to_string()
@@ -598,9 +600,10 @@ console.log(JSON.stringify(results));
     assert_eq!(
         run("1"),
         format!(
-            r#"["block: use herdr_link_send","allow","allow","{}:{}:/usr/bin:/bin"]"#,
+            r#"["block: use herdr_link_send","allow","allow","{}:{}:/usr/bin:/bin","{}/herdr|/opt/herdr|4242-7"]"#,
             shim.display(),
-            node_dir().display()
+            node_dir().display(),
+            shim.display()
         )
     );
     let log = fs::read_to_string(&seen).unwrap();
@@ -611,7 +614,10 @@ console.log(JSON.stringify(results));
         json!({"tool":"bash","sessionID":"ses_1","args":{"command":"herdr agent wait reviewer"}})
     );
     fs::remove_file(&seen).unwrap();
-    assert_eq!(run("0"), r#"["allow","allow","allow","no PATH"]"#);
+    assert_eq!(
+        run("0"),
+        r#"["allow","allow","allow","no PATH","/opt/herdr||"]"#
+    );
     assert!(!seen.exists(), "outside Herdr the guard never runs");
 }
 
