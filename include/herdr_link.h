@@ -127,15 +127,18 @@ char *hl_presentation(const char *request_json);
 // `s` is NULL or a pointer returned by this library and not yet released.
 void hl_free(char *s);
 
-// The PATH a host gives its shell commands: `path` (its own PATH) with the herdr shim's
-// directory first when inside Herdr (`HERDR_ENV=1`) and the shim is installed (`herdr-link
-// setup` links it under `$XDG_DATA_HOME/herdr-link/shim`), else `path` unchanged; applied to
-// its own result it changes nothing. Release the result with `hl_free`. NULL for NULL or
-// invalid UTF-8.
+// What a host sets in its shell commands' environment so that every `herdr` they start meets
+// the herdr shim. `request_json`: `{"PATH": "...", "HERDR_BIN_PATH": "..."}`, the commands' current
+// values (each may be missing or null). Returns a JSON object of the variables to set, inside
+// Herdr (`HERDR_ENV=1`) with the shim installed (`herdr-link setup` links it under
+// `$XDG_DATA_HOME/herdr-link/shim`): `PATH` with the shim directory first, and
+// `HERDR_BIN_PATH` naming the shim with `HERDR_LINK_HERDR` keeping the real Herdr; `{}` when
+// there is nothing to change (applied to its own result it changes nothing). Release it with
+// `hl_free`. NULL for NULL, invalid UTF-8, or a request that is not such an object.
 //
 // # Safety
-// `path` is NULL or a valid NUL-terminated string.
-char *hl_command_path(const char *path);
+// `request_json` is NULL or a valid NUL-terminated string.
+char *hl_command_env(const char *request_json);
 
 // The library version (equal to the crate version); static, never release it.
 const char *hl_version(void);

@@ -255,25 +255,44 @@ pub unsafe extern "C" fn hl_free(s: *mut c_char) {
     )
 }
 
-/// The PATH a host gives its shell commands: `path` (its own PATH) with the herdr shim's
-/// directory first when inside Herdr (`HERDR_ENV=1`) and the shim is installed (`herdr-link
-/// setup` links it under `$XDG_DATA_HOME/herdr-link/shim`), else `path` unchanged; applied to
-/// its own result it changes nothing. Release the result with `hl_free`. NULL for NULL or
-/// invalid UTF-8.
+/// What a host sets in its shell commands' environment so that every `herdr` they start meets
+/// the herdr shim. `request_json`: `{"PATH": "...", "HERDR_BIN_PATH": "..."}`, the commands' current
+/// values (each may be missing or null). Returns a JSON object of the variables to set, inside
+/// Herdr (`HERDR_ENV=1`) with the shim installed (`herdr-link setup` links it under
+/// `$XDG_DATA_HOME/herdr-link/shim`): `PATH` with the shim directory first, and
+/// `HERDR_BIN_PATH` naming the shim with `HERDR_LINK_HERDR` keeping the real Herdr; `{}` when
+/// there is nothing to change (applied to its own result it changes nothing). Release it with
+/// `hl_free`. NULL for NULL, invalid UTF-8, or a request that is not such an object.
 ///
 /// # Safety
-/// `path` is NULL or a valid NUL-terminated string.
+/// `request_json` is NULL or a valid NUL-terminated string.
 #[no_mangle]
-pub unsafe extern "C" fn hl_command_path(path: *const c_char) -> *mut c_char {
+pub unsafe extern "C" fn hl_command_env(request_json: *const c_char) -> *mut c_char {
     boundary(std::ptr::null_mut, || {
         // SAFETY: forwarded from the caller's contract.
-        let Ok(path) = (unsafe { text(path, "path") }) else {
+        let Ok(text) = (unsafe { text(request_json, "request_json") }) else {
             return std::ptr::null_mut();
         };
-        let out = crate::paths::path_for_commands(path.as_ref());
-        // A PATH read from a C string holds no NUL.
-        CString::new(out.to_string_lossy().into_owned())
-            .map_or(std::ptr::null_mut(), CString::into_raw)
+        let Ok(Value::Object(req)) = serde_json::from_str::<Value>(text) else {
+            return std::ptr::null_mut();
+        };
+        let field = |k: &str| match req.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.as_str())),
+            Some(_) => Err(()),
+        };
+        let (Ok(path), Ok(bin)) = (field("PATH"), field("HERDR_BIN_PATH")) else {
+            return std::ptr::null_mut();
+        };
+        let set = crate::paths::env_for_commands(
+            path.unwrap_or_default().as_ref(),
+            bin.map(AsRef::as_ref),
+        );
+        let out: serde_json::Map<String, Value> = set
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned().into()))
+            .collect();
+        give(&Value::Object(out))
     })
 }
 

@@ -85,11 +85,15 @@ pub fn shim_dir() -> Option<PathBuf> {
     data_dir(xdg.as_deref(), home.as_deref()).map(|d| shim_dir_in(&d))
 }
 
-/// The PATH rule: `path` with `dir` as its first entry, unless `dir` is already one of its
-/// entries (then `None`: nothing to change, so a second application changes nothing). An empty
-/// `path` becomes `dir` alone.
+/// The PATH rule: `path` with `dir` as its first entry, unless it already is (then `None`:
+/// nothing to change, so a second application changes nothing). A `path` that has `dir` later
+/// (a command put another directory before it) gets it first again; an empty `path` becomes
+/// `dir` alone. Setup's shell line does the same (a test runs both on the same PATHs).
 pub fn path_with_first(dir: &Path, path: &OsStr) -> Option<OsString> {
-    if std::env::split_paths(path).any(|entry| entry == dir) {
+    if std::env::split_paths(path)
+        .next()
+        .is_some_and(|first| first == dir)
+    {
         return None;
     }
     let mut out = OsString::from(dir);
@@ -100,16 +104,31 @@ pub fn path_with_first(dir: &Path, path: &OsStr) -> Option<OsString> {
     Some(out)
 }
 
-/// What a host that loads the library gives its shell commands for PATH: inside Herdr
-/// (`HERDR_ENV=1`) with the shim installed (`<shim dir>/herdr` exists), `path` with the shim
-/// directory first ([`path_with_first`]); `path` unchanged otherwise.
-pub fn path_for_commands(path: &OsStr) -> OsString {
+/// The variable that names the real Herdr once `$HERDR_BIN_PATH` names the shim (the shim finds
+/// it there; set by the host wiring).
+pub const REAL_HERDR_VAR: &str = "HERDR_LINK_HERDR";
+
+/// What a host gives its shell commands so that every `herdr` they start meets the shim: inside
+/// Herdr (`HERDR_ENV=1`) with the shim installed (`<shim dir>/herdr` exists), the shim directory
+/// first on PATH ([`path_with_first`]) and `$HERDR_BIN_PATH` naming the shim, with the real
+/// Herdr it named kept in [`REAL_HERDR_VAR`]. `path` and `bin_path` are the commands' current
+/// values; the result holds only the variables to change (nothing outside Herdr, without the
+/// shim, or when already done), so applying it twice changes nothing.
+pub fn env_for_commands(path: &OsStr, bin_path: Option<&OsStr>) -> Vec<(&'static str, OsString)> {
     let inside = std::env::var_os("HERDR_ENV").is_some_and(|v| v == "1");
-    let installed = shim_dir().filter(|d| d.join(HERDR).exists());
-    match installed {
-        Some(dir) if inside => path_with_first(&dir, path).unwrap_or_else(|| path.to_os_string()),
-        _ => path.to_os_string(),
+    let Some(dir) = shim_dir().filter(|d| inside && d.join(HERDR).exists()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(p) = path_with_first(&dir, path) {
+        out.push(("PATH", p));
     }
+    let shim = dir.join(HERDR);
+    if let Some(real) = bin_path.filter(|b| !b.is_empty() && *b != shim.as_os_str()) {
+        out.push((REAL_HERDR_VAR, real.to_os_string()));
+        out.push(("HERDR_BIN_PATH", shim.into_os_string()));
+    }
+    out
 }
 
 /// `s` as one POSIX shell word: unchanged when every byte is plainly safe, else in single
@@ -151,7 +170,11 @@ mod tests {
             None,
             "a second run changes nothing"
         );
-        assert_eq!(path_with_first(dir, OsStr::new("/usr/bin:/s/shim")), None);
+        assert_eq!(
+            path_with_first(dir, OsStr::new("/usr/bin:/s/shim")).unwrap(),
+            "/s/shim:/usr/bin:/s/shim",
+            "a directory put before it: first again"
+        );
         assert_eq!(path_with_first(dir, OsStr::new("")).unwrap(), "/s/shim");
         assert_eq!(
             path_with_first(dir, OsStr::new("/s/shim2")).unwrap(),

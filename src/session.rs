@@ -24,10 +24,23 @@ pub fn is_active(key: &str) -> bool {
     sessions().get(key).copied().unwrap_or(false)
 }
 
-/// Whether any session of this process is active (what the process's presence answers,
-/// [`crate::presence`]).
+/// Whether any session of this process is active.
 pub fn any_active() -> bool {
     sessions().values().any(|&a| a)
+}
+
+/// What this process's presence ([`crate::presence`]) answers the exec guard for a command
+/// carrying the session marker `marker`: that session's state when this process knows it;
+/// for an unknown or missing marker, whether any session is active (a command this process
+/// started without a marker of its own), or "no" when the asker wants that `exact` session
+/// only (it may belong to another process).
+pub fn exec_answer(marker: Option<&str>, exact: bool) -> bool {
+    let map = sessions();
+    match marker.and_then(|m| map.get(m)) {
+        Some(&active) => active,
+        None if exact => false,
+        None => map.values().any(|&a| a),
+    }
 }
 
 /// Activates `key` (registering it if needed); true only when this call moved it from dormant.
@@ -57,5 +70,27 @@ mod tests {
         assert!(activate(k));
         end(k);
         assert!(!is_active(k));
+    }
+
+    #[test]
+    fn exec_answers_are_per_session() {
+        let (a, b) = ("session-test-exec-a", "session-test-exec-b");
+        start(a);
+        start(b);
+        assert!(!exec_answer(Some(b), false));
+        activate(a);
+        assert!(exec_answer(Some(a), false));
+        assert!(exec_answer(Some(a), true));
+        assert!(
+            !exec_answer(Some(b), false),
+            "b never activated: a's activation stays a's"
+        );
+        assert!(!exec_answer(Some(b), true));
+        // Unknown or missing markers: any active session of the process counts, unless exact.
+        assert!(exec_answer(Some("session-test-exec-unknown"), false));
+        assert!(exec_answer(None, false));
+        assert!(!exec_answer(Some("session-test-exec-unknown"), true));
+        end(a);
+        end(b);
     }
 }

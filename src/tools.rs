@@ -328,13 +328,13 @@ fn log(
 }
 
 /// Starts this process's activation presence: a process that loads the library answers the
-/// exec-boundary guard (the `herdr` shim, the hooks of its children) for itself, active while
-/// any of its sessions is (docs/guard.md, "The exec boundary"). Started here, on the C ABI's
+/// exec-boundary guard (the `herdr` shim, the hooks of its children) for itself, per session
+/// marker ([`session::exec_answer`]; docs/guard.md, "Activation presence"). Started here, on the C ABI's
 /// path, and only here: the MCP server answers for its host instead (its own activation
 /// sharing), so it runs one presence socket, not two. A failure goes to the operator log.
 fn hold_presence(session: &str) {
     let started = Instant::now();
-    if let Err(detail) = crate::presence::serve_self(session::any_active) {
+    if let Err(detail) = crate::presence::serve_self(session::exec_answer) {
         oplog::Entry::new(session, "guard", "presence_failed", &detail)
             .action(Some("presence"))
             .since(started)

@@ -13,8 +13,8 @@ use common::{abi, serial, World};
 use herdr_link::presentation::Style;
 use serde_json::{json, Map};
 
-/// The presence sockets this process holds: its own socket descriptors whose abstract name
-/// (in `/proc/net/unix`) has the presence prefix.
+/// The presence sockets this process holds: its own socket descriptors bound (as
+/// `/proc/net/unix` shows) to a path in the presence directory.
 fn own_presence_sockets() -> Vec<String> {
     let inodes: BTreeSet<String> = std::fs::read_dir("/proc/self/fd")
         .unwrap()
@@ -24,7 +24,7 @@ fn own_presence_sockets() -> Vec<String> {
             Some(l.strip_prefix("socket:[")?.strip_suffix(']')?.to_string())
         })
         .collect();
-    let prefix = format!("@{}", herdr_link::presence::NAME_PREFIX);
+    let prefix = format!("{}/", herdr_link::presence::dir().display());
     let mut names: Vec<String> = std::fs::read_to_string("/proc/net/unix")
         .unwrap()
         .lines()

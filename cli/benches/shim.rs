@@ -88,7 +88,7 @@ fn main() {
     let flag = on.clone();
     let _beacon = presence::announce(
         HostKey::of_self().expect("/proc"),
-        Arc::new(move |asked| presence::answer_for(flag.load(Ordering::SeqCst), None, asked)),
+        Arc::new(move |q| presence::answer_for(flag.load(Ordering::SeqCst), None, q)),
     )
     .expect("presence socket");
 

@@ -6,7 +6,8 @@
 //! its host over the library's presence socket ([`herdr_link::presence`]): the host is found by
 //! walking up from the server's parent past shells and named by pid **and** start time, so a
 //! reused pid is another host; the answer compares Claude Code's session id
-//! (`CLAUDE_CODE_SESSION_ID`, when the server has one) with the asker's. The hook asks the
+//! (`CLAUDE_CODE_SESSION_ID`, when the server has one) with the asker's, and is "no" to a
+//! question for a marked session only (a server holds no marked sessions). The hook asks the
 //! holders of its own host; a server that is gone answers nothing, which is dormant. No Herdr id
 //! is involved.
 
@@ -32,10 +33,12 @@ impl Shared {
 
     /// [`Shared::activate`] for a given `host`.
     pub fn activate_for(host: HostKey, session_id: Option<&str>) -> Result<Shared, String> {
-        let mine = presence::claude_session(session_id).map(str::to_string);
+        let mine = session_id
+            .filter(|s| !s.is_empty() && !s.contains(['\n', '\r']))
+            .map(str::to_string);
         let beacon = presence::announce(
             host,
-            Arc::new(move |asked| presence::answer_for(true, mine.as_deref(), asked)),
+            Arc::new(move |q| presence::answer_for(true, mine.as_deref(), q)),
         )?;
         Ok(Shared { beacon })
     }
@@ -63,14 +66,14 @@ pub fn lookup_self(session: Option<&str>) -> Result<Lookup, String> {
     lookup_for(host, session)
 }
 
-/// [`lookup_self`] for a given `host`.
+/// [`lookup_self`] for a given `host`. A state that cannot be known is an error (the hook
+/// allows, the shim still judges at exec).
 pub fn lookup_for(host: HostKey, session: Option<&str>) -> Result<Lookup, String> {
-    Ok(
-        match presence::ask_hosts(&[host], presence::claude_session(session))? {
-            Found::Active => Lookup::Active,
-            Found::Dormant => Lookup::Dormant,
-        },
-    )
+    match presence::ask_host(host, &presence::Question::new(session, None)) {
+        Found::Active => Ok(Lookup::Active),
+        Found::Dormant => Ok(Lookup::Dormant),
+        Found::Unknown(why) => Err(why),
+    }
 }
 
 #[cfg(test)]

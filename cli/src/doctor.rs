@@ -257,7 +257,8 @@ fn shim_check() -> Check {
         );
     }
     let me = std::env::current_exe().ok();
-    match crate::shim::find_real(&path, me.as_deref()) {
+    let named = std::env::var_os(crate::shim::REAL_VAR);
+    match crate::shim::find_real(named.as_deref(), &path, me.as_deref()) {
         Some(real) => pass(
             NAME,
             format!(

@@ -271,7 +271,11 @@ mod tests {
         let session = session.map(str::to_string);
         move |asked| {
             Ok(
-                if herdr_link::presence::answer_for(true, session.as_deref(), asked) {
+                if herdr_link::presence::answer_for(
+                    true,
+                    session.as_deref(),
+                    &herdr_link::presence::Question::new(asked, None),
+                ) {
                     Lookup::Active
                 } else {
                     Lookup::Dormant

@@ -27,8 +27,13 @@ const USAGE: &str = "usage:
   herdr-link setup <claude|codex|opencode|gemini|qwen|pi> [--project DIR] [--dry-run] [--uninstall] ...
                                        register Herdr Link and its Bash guard with a host
                                        (herdr-link setup --help)
-  herdr-link shim-env --dir DIR         Claude Code SessionStart hook (written by setup claude):
-                                       puts the herdr shim DIR first on PATH via $CLAUDE_ENV_FILE
+  herdr-link shim-env --dir DIR [--print|--key]
+                                       the host's commands' environment (the herdr shim DIR
+                                       first on PATH, $HERDR_BIN_PATH naming it, the host's
+                                       presence key): appended to $CLAUDE_ENV_FILE (Claude Code's
+                                       SessionStart hook, written by setup claude), printed as
+                                       shell lines (--print: the login-profile block) or the key
+                                       alone (--key: the OpenCode guard plugin)
   herdr ...                            (run through the link named herdr in the shim directory)
                                        Herdr's CLI front: refuses a wait of an active session
                                        (exit 77), else execs the next herdr on PATH
@@ -113,9 +118,10 @@ enum Command {
         /// `--shim DIR`: the shim directory the host's commands have first on PATH.
         shim: Option<PathBuf>,
     },
-    /// `shim-env --dir DIR` (Claude Code's SessionStart hook).
+    /// `shim-env --dir DIR [--print | --key]` (the host wiring's environment lines).
     ShimEnv {
         dir: PathBuf,
+        mode: setup::shim::EnvMode,
     },
     Version,
     Help,
@@ -152,11 +158,7 @@ fn parse(args: &[String]) -> Result<Command, String> {
             _ => Err("plugin-action needs one action id (herdr-link plugin-action --help)".into()),
         },
         "guard" => parse_guard(rest),
-        "shim-env" => Ok(Command::ShimEnv {
-            dir: option("--dir")?
-                .map(PathBuf::from)
-                .ok_or("shim-env needs --dir DIR")?,
-        }),
+        "shim-env" => parse_shim_env(rest),
         "--version" | "-V" | "version" if rest.is_empty() => Ok(Command::Version),
         "--help" | "-h" | "help" if rest.is_empty() => Ok(Command::Help),
         other => Err(format!("unknown command: {other}")),
@@ -192,6 +194,30 @@ fn parse_guard(rest: &[String]) -> Result<Command, String> {
     Ok(Command::Guard {
         host,
         shim: shim.map(PathBuf::from),
+    })
+}
+
+/// `shim-env --dir DIR [--print | --key]`, in any order.
+fn parse_shim_env(rest: &[String]) -> Result<Command, String> {
+    use setup::shim::EnvMode;
+    let mut dir = None;
+    let mut mode = EnvMode::ClaudeHook;
+    let mut it = rest.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--dir" => dir = Some(it.next().ok_or("--dir needs a value")?.clone()),
+            d if d.starts_with("--dir=") => dir = Some(d["--dir=".len()..].to_string()),
+            "--print" if mode == EnvMode::ClaudeHook => mode = EnvMode::Print,
+            "--key" if mode == EnvMode::ClaudeHook => mode = EnvMode::Key,
+            other => return Err(format!("shim-env: unexpected argument {other:?}")),
+        }
+    }
+    let dir = dir
+        .filter(|d| !d.is_empty())
+        .ok_or("shim-env needs --dir DIR")?;
+    Ok(Command::ShimEnv {
+        dir: PathBuf::from(dir),
+        mode,
     })
 }
 
@@ -291,7 +317,7 @@ fn main() {
             0
         }
         Ok(Command::Guard { host, shim }) => hook::run(host, shim.as_deref()),
-        Ok(Command::ShimEnv { dir }) => setup::shim::env_hook(&dir),
+        Ok(Command::ShimEnv { dir, mode }) => setup::shim::env_hook(&dir, mode),
         Ok(Command::Version) => {
             println!("herdr-link {}", env!("CARGO_PKG_VERSION"));
             0

@@ -1,19 +1,22 @@
 //! `herdr-link` run under the name `herdr`: Herdr's CLI front, the exec-boundary guard
 //! (docs/guard.md, "The exec boundary").
 //!
-//! `herdr-link setup` puts a link named `herdr` to this binary in a private shim directory and
-//! that directory first on the PATH of the host's shell commands, so every `herdr` a command
-//! starts through PATH (from bash, python, make, git aliases...) comes here with its real argv.
-//! The shim
+//! `herdr-link setup` puts a link named `herdr` to this binary in a private shim directory,
+//! that directory first on the PATH of the host's shell commands and `$HERDR_BIN_PATH` naming
+//! the link (the real Herdr kept in [`REAL_VAR`]), so every `herdr` a command starts through
+//! PATH or `$HERDR_BIN_PATH` (from bash, python, make, git aliases...) comes here with its real
+//! argv. The shim
 //!
 //! 1. judges the argv with the guard's wait policy ([`herdr_link::guard::policy`]);
-//! 2. only for a wait, asks the holders of its ancestors whether Link is active
-//!    ([`herdr_link::presence`]); if so it refuses: the guard's reason on stderr, exit status
-//!    [`EXIT_REFUSED`], nothing run;
-//! 3. otherwise finds the real Herdr, the next `herdr` on PATH after its own, and execs it
-//!    (through std's `CommandExt::exec`) with the same argv (`argv[0]` included), environment,
-//!    stdio, signal mask and ignored signals as its caller gave the shim, so exit status,
-//!    signals and output are Herdr's own. No real Herdr: one line on stderr, exit 127.
+//! 2. only for a wait, asks whether Link is active for it ([`herdr_link::presence`]: the
+//!    holders of the host named by its presence key and of its ancestors); if so, or if that
+//!    cannot be known (a holder it may not reach from inside a sandbox), it refuses: the
+//!    guard's reason on stderr, exit status [`EXIT_REFUSED`], nothing run;
+//! 3. otherwise finds the real Herdr (`$HERDR_LINK_HERDR`, else the next `herdr` on PATH after
+//!    its own) and execs it (through std's `CommandExt::exec`) with the same argv (`argv[0]`
+//!    included), environment, stdio, signal mask and ignored signals as its caller gave the
+//!    shim, so exit status, signals and output are Herdr's own. No real Herdr: one line on
+//!    stderr, exit 127.
 //!
 //! Nothing else runs first: no runtime, no bootstrap, no operator log; a non-wait costs a PATH
 //! scan and an exec.
@@ -38,6 +41,10 @@ pub const EXIT_NOT_FOUND: i32 = 127;
 
 /// Exit status when the real Herdr was found but could not be executed (as a shell's).
 pub const EXIT_CANNOT_EXEC: i32 = 126;
+
+/// The variable that names the real Herdr once `$HERDR_BIN_PATH` names the shim (set by the
+/// host wiring, `herdr-link setup`).
+pub const REAL_VAR: &str = herdr_link::paths::REAL_HERDR_VAR;
 
 /// Whether the process was started under the shim's name (`argv[0]`'s last component).
 pub fn is_shim(argv0: &OsStr) -> bool {
@@ -81,11 +88,17 @@ pub fn is_shim_binary(path: &Path) -> bool {
     is_a_shim(path, me)
 }
 
-/// The real Herdr for a shim whose own file is `me`, looking through `path` (a PATH value): the
+/// The real Herdr for a shim whose own file is `me`: `named` (the value of [`REAL_VAR`]) when
+/// it is an executable that is not a shim, else, looking through `path` (a PATH value), the
 /// first `herdr` after the first directory whose `herdr` is a shim, skipping every other shim
 /// (so a shim directory listed twice, or `$HERDR_BIN_PATH` naming the shim, never loops).
-pub fn find_real(path: &OsStr, me: Option<&Path>) -> Option<PathBuf> {
+pub fn find_real(named: Option<&OsStr>, path: &OsStr, me: Option<&Path>) -> Option<PathBuf> {
     let me = me.and_then(file_id);
+    if let Some(named) = named.filter(|n| !n.is_empty()).map(Path::new) {
+        if named.is_absolute() && paths::is_executable(named) && !is_a_shim(named, me) {
+            return Some(named.to_path_buf());
+        }
+    }
     let candidates = paths::executables(path, NAME, None);
     let own = candidates.iter().position(|c| is_a_shim(c, me));
     let after = own.map_or(0, |i| i + 1);
@@ -100,36 +113,47 @@ pub fn find_real(path: &OsStr, me: Option<&Path>) -> Option<PathBuf> {
 pub enum Action {
     /// Refuse: print this reason, exit [`EXIT_REFUSED`].
     Refuse(&'static str),
+    /// Refuse a wait whose session state cannot be known: the reason, then why it is unknown.
+    RefuseUnknown(&'static str, String),
     /// Run the real Herdr.
     Run,
 }
 
-/// The decision for `args` (`argv[1..]`); `active` is asked only for a wait.
-pub fn decide(args: &[OsString], active: impl FnOnce() -> bool) -> Action {
-    match policy::judge_args(args).reason() {
-        Some(reason) if active() => Action::Refuse(reason),
-        _ => Action::Run,
+/// The decision for `args` (`argv[1..]`); `found` is asked only for a wait.
+pub fn decide(args: &[OsString], found: impl FnOnce() -> Found) -> Action {
+    let Some(reason) = policy::judge_args(args).reason() else {
+        return Action::Run;
+    };
+    match found() {
+        Found::Active => Action::Refuse(reason),
+        Found::Unknown(why) => Action::RefuseUnknown(reason, why),
+        Found::Dormant => Action::Run,
     }
-}
-
-/// Whether a holder among this process's ancestors is active for this process's Claude Code
-/// session (if it runs under one).
-fn active_here() -> bool {
-    let session = std::env::var("CLAUDE_CODE_SESSION_ID").ok();
-    presence::ask_ancestors(presence::claude_session(session.as_deref())) == Found::Active
 }
 
 /// Runs the shim with the full argv (`argv[0]` first). Returns only when nothing was executed.
 pub fn run(argv: Vec<OsString>) -> i32 {
     use std::io::Write;
     let args = argv.get(1..).unwrap_or(&[]);
-    if let Action::Refuse(reason) = decide(args, active_here) {
-        let _ = writeln!(std::io::stderr().lock(), "{reason}");
-        return EXIT_REFUSED;
+    match decide(args, || presence::ask_exec(&presence::Asker::of_self())) {
+        Action::Run => {}
+        Action::Refuse(reason) => {
+            let _ = writeln!(std::io::stderr().lock(), "{reason}");
+            return EXIT_REFUSED;
+        }
+        Action::RefuseUnknown(reason, why) => {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "{reason}\nherdr: the herdr-link shim cannot tell whether Herdr Link is active \
+                 for this command ({why}), so it refuses the wait"
+            );
+            return EXIT_REFUSED;
+        }
     }
     let path = std::env::var_os("PATH").unwrap_or_else(|| paths::DEFAULT_PATH.into());
     let me = std::env::current_exe().ok();
-    let Some(real) = find_real(&path, me.as_deref()) else {
+    let named = std::env::var_os(REAL_VAR);
+    let Some(real) = find_real(named.as_deref(), &path, me.as_deref()) else {
         let _ = writeln!(
             std::io::stderr().lock(),
             "herdr: no real Herdr found on PATH after the herdr-link shim (install Herdr or fix PATH)"
@@ -260,12 +284,19 @@ mod tests {
     fn refuses_only_active_waits_and_asks_only_for_waits() {
         let wait = os("agent wait beta");
         assert_eq!(
-            decide(&wait, || true),
+            decide(&wait, || Found::Active),
             Action::Refuse(Verdict::BlockEndTurn.reason().unwrap())
         );
-        assert_eq!(decide(&wait, || false), Action::Run);
+        assert_eq!(decide(&wait, || Found::Dormant), Action::Run);
         assert_eq!(
-            decide(&os("--session s agent prompt b hi --wait"), || true),
+            decide(&wait, || Found::Unknown("EPERM".into())),
+            Action::RefuseUnknown(Verdict::BlockEndTurn.reason().unwrap(), "EPERM".into()),
+            "a wait that cannot be judged is refused"
+        );
+        assert_eq!(
+            decide(&os("--session s agent prompt b hi --wait"), || {
+                Found::Active
+            }),
             Action::Refuse(Verdict::Block.reason().unwrap())
         );
         for allowed in [

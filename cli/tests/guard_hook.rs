@@ -273,28 +273,27 @@ fn parent_of(pid: i32) -> i32 {
     rest.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
-/// Abstract socket names in the socket table that start with `prefix` (`@` for the NUL).
+/// Entries of the presence directory whose names start with `prefix`.
 fn listed(prefix: &str) -> Vec<String> {
-    let table = std::fs::read_to_string("/proc/net/unix").unwrap();
-    let mut names: Vec<String> = table
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(7))
-        .filter(|n| n.starts_with(prefix))
-        .map(str::to_string)
-        .collect();
+    let mut names: Vec<String> = std::fs::read_dir(base_dir().join("presence"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.starts_with(prefix))
+                .collect()
+        })
+        .unwrap_or_default();
     names.sort();
-    names.dedup();
     names
 }
 
 #[test]
 fn activation_is_a_live_socket_of_the_server_never_a_file() {
+    use std::os::unix::fs::FileTypeExt;
     let w = World::new(WORLD);
     let mut h = Host::start();
     let pid = h.pid();
-    // SAFETY: getuid cannot fail.
-    let uid = unsafe { libc::getuid() };
-    let prefix = format!("@herdr-link/active/{uid}/{pid}-{}/", start_time(pid));
+    let prefix = format!("{pid}-{}.", start_time(pid));
     let host_dir = base_dir().join(format!("{pid}-{}", start_time(pid)));
     h.start_mcp(&w.inside());
     assert_eq!(
@@ -305,18 +304,31 @@ fn activation_is_a_live_socket_of_the_server_never_a_file() {
     h.activate();
     let names = listed(&prefix);
     assert_eq!(names.len(), 1, "{names:?}");
-    // The holder named is the server, a child of the host; the name holds no Herdr id.
-    let holder: i32 = names[0][prefix.len()..].parse().unwrap();
+    // A socket (no content), of the server, a child of the host; the name holds no Herdr id
+    // and ends in 64 random bits.
+    let path = base_dir().join("presence").join(&names[0]);
+    let meta = std::fs::symlink_metadata(&path).unwrap();
+    assert!(meta.file_type().is_socket(), "{names:?}");
+    assert_eq!(
+        std::fs::symlink_metadata(path.parent().unwrap())
+            .unwrap()
+            .mode()
+            & 0o777,
+        0o700
+    );
+    let mut parts = names[0][prefix.len()..].split('.');
+    let holder: i32 = parts.next().unwrap().parse().unwrap();
     assert_eq!(parent_of(holder), pid);
+    assert_eq!(parts.next().map(str::len), Some(16));
     for id in ["w1", "p1", "brain", "HERDR"] {
         assert!(!names[0].contains(id), "{id} in {names:?}");
     }
     // That is the server's one presence socket: the library core it runs starts none of its
     // own (answering for itself, under its own pid as host, would be a second one).
-    let everyone = listed(&format!("@herdr-link/active/{uid}/"));
+    let everyone = listed("");
     let held: Vec<&String> = everyone
         .iter()
-        .filter(|n| n.ends_with(&format!("/{holder}")))
+        .filter(|n| n.split('.').nth(1) == Some(holder.to_string().as_str()))
         .collect();
     assert_eq!(held, [&names[0]], "the server holds {held:?}");
     assert!(

@@ -672,7 +672,7 @@ fn doctor_names_why_herdr_is_unusable() {
     );
     assert_eq!(
         line(&lines, "self record"),
-        format!("FAIL self record: agent get w1:p1: the Herdr server is not running at {sock}; fix: start or attach it (`herdr`), then retry")
+        format!("FAIL self record: agent get w1:p1: the Herdr server is not running at {sock}; fix: start or attach it (`herdr`), then retry (Link answers NOT_IN_HERDR)")
     );
 
     w.fake(&["server", "start"]);
@@ -692,7 +692,7 @@ fn doctor_names_why_herdr_is_unusable() {
     w.fake(&["server", "protocol", "18"]);
     let (_, lines) = doctor(&env, &[]);
     assert!(
-        line(&lines, "self record").ends_with("fix: restart Herdr (`herdr server stop`, then `herdr`; stopping ends the agents in its panes)"),
+        line(&lines, "self record").ends_with("fix: restart Herdr (`herdr server stop`, then `herdr`; stopping ends the agents in its panes) (Link answers NOT_IN_HERDR)"),
         "{lines:#?}"
     );
     w.fake(&["server", "protocol", "--unset"]);

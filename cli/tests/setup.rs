@@ -240,7 +240,11 @@ fn claude_user_level_merges_backs_up_is_idempotent_and_uninstalls() {
         after_first,
         "second run changed files:\n{out}"
     );
-    assert_eq!(out.matches("unchanged ").count(), 3, "{out}");
+    assert_eq!(out.matches("unchanged ").count(), 4, "{out}");
+    // Login shells (`bash -lc`) get the shim's environment from the login profile.
+    let profile = h.read("home/.profile");
+    assert!(profile.contains("# for: claude\n"), "{profile}");
+    assert!(profile.contains("shim-env --dir"), "{profile}");
 
     // Uninstall: the user's config as it was (same values, same key order); the shared shim
     // link stays.
@@ -370,7 +374,7 @@ fn codex_keeps_comments_and_order_and_passes_the_herdr_variables() {
         "{config}"
     );
     assert!(config.contains(&format!(
-        "[mcp_servers.herdr_link]\ncommand = \"/usr/bin/herdr-link\"\nargs = [\"mcp\"]\nenv_vars = [\"HERDR_ENV\", \"HERDR_PANE_ID\", \"HERDR_SOCKET_PATH\", \"HERDR_LINK_LOG\", \"HERDR_LINK_TIMEOUT_MS\", \"HERDR_LINK_START_TIMEOUT_MS\", \"MY_VAR\"]\nenv = {{ HERDR_BIN_PATH = \"{herdr}\" }}\n"
+        "[mcp_servers.herdr_link]\ncommand = \"/usr/bin/herdr-link\"\nargs = [\"mcp\"]\ndefault_tools_approval_mode = \"approve\"\nenv_vars = [\"HERDR_ENV\", \"HERDR_PANE_ID\", \"HERDR_SOCKET_PATH\", \"HERDR_LINK_LOG\", \"HERDR_LINK_TIMEOUT_MS\", \"HERDR_LINK_START_TIMEOUT_MS\", \"MY_VAR\"]\nenv = {{ HERDR_BIN_PATH = \"{herdr}\" }}\n"
     )), "{config}");
     let hooks: Value = serde_json::from_str(&h.read("codex/hooks.json")).unwrap();
     assert_eq!(
@@ -676,7 +680,8 @@ fn opencode_guard_plugin_pipes_bash_calls_to_the_guard() {
     let guard = h.write(
         "bin/fake-herdr-link",
         &format!(
-            "#!/bin/sh\necho \"$*\" >> '{seen}'\ncat >> '{seen}'\necho >> '{seen}'\n\
+            "#!/bin/sh\n[ \"$1 $4\" = \"shim-env --key\" ] && {{ echo 4242-7; exit 0; }}\n\
+             echo \"$*\" >> '{seen}'\ncat >> '{seen}'\necho >> '{seen}'\n\
              case \"$(tail -n 2 '{seen}')\" in *wait*) echo 'use herdr_link_send' >&2; exit 2;; esac\nexit 0\n",
             seen = seen.display()
         ),
@@ -710,9 +715,10 @@ for (const [tool, command] of [["bash", "herdr agent wait reviewer"], ["bash", "
     results.push("block: " + e.message);
   }}
 }}
-const env = {{ env: {{}} }};
+const env = {{ env: {{ HERDR_BIN_PATH: "/opt/herdr" }} }};
 await hooks["shell.env"]({{ cwd: "/" }}, env);
 results.push(env.env.PATH ?? "no PATH");
+results.push(`${{env.env.HERDR_BIN_PATH}}|${{env.env.HERDR_LINK_HERDR ?? ""}}|${{env.env.HERDR_LINK_PRESENCE ?? ""}}`);
 console.log(JSON.stringify(results));
 "#,
         module = module.display().to_string()
@@ -735,9 +741,10 @@ console.log(JSON.stringify(results));
     assert_eq!(
         run("1"),
         format!(
-            r#"["block: use herdr_link_send","allow","allow","{}:{}:/usr/bin:/bin"]"#,
+            r#"["block: use herdr_link_send","allow","allow","{}:{}:/usr/bin:/bin","{}/herdr|/opt/herdr|4242-7"]"#,
             shim.display(),
-            node_dir().display()
+            node_dir().display(),
+            shim.display()
         )
     );
     let log = fs::read_to_string(&seen).unwrap();
@@ -748,7 +755,10 @@ console.log(JSON.stringify(results));
         json!({"tool":"bash","sessionID":"ses_1","args":{"command":"herdr agent wait reviewer"}})
     );
     fs::remove_file(&seen).unwrap();
-    assert_eq!(run("0"), r#"["allow","allow","allow","no PATH"]"#);
+    assert_eq!(
+        run("0"),
+        r#"["allow","allow","allow","no PATH","/opt/herdr||"]"#
+    );
     assert!(!seen.exists(), "outside Herdr the guard never runs");
 }
 
@@ -759,47 +769,79 @@ fn node_dir() -> PathBuf {
         .expect("node is needed for this test")
 }
 
-/// Codex runs shell commands through a login shell: setup puts the shim line at the end of the
-/// login profile (after the user's own PATH changes), once, and uninstall takes it out again.
+/// Login shells reset PATH: setup puts a block at the end of the login profile (after the
+/// user's own PATH changes), once per host, and uninstall takes it out with the last host. A
+/// login shell reading it inside Herdr gets the shim first on PATH, `$HERDR_BIN_PATH` naming the
+/// shim (the real Herdr kept) and its host's presence key.
 #[test]
-fn codex_login_profile_puts_the_shim_first() {
+fn login_profile_gives_login_shells_the_shim_and_the_hosts_key() {
     let h = Home::new("codex-profile");
     let mine = "export PATH=\"$HOME/bin:$PATH\"\n";
     h.write("home/.bash_profile", mine);
     let herdr = h.herdr("0.8.2");
-    let run = |args: &[&str]| {
+    let run = |host: &str, args: &[&str]| {
         Command::new(BIN)
-            .args(["setup", "codex", "--bin", "/usr/bin/herdr-link", "--herdr"])
+            .args(["setup", host, "--bin", BIN, "--herdr"])
             .arg(&herdr)
             .args(args)
             .env_clear()
             .env("HOME", h.home())
             .env("SHELL", "/bin/bash")
+            .env("CODEX_HOME", h.root.join("codex"))
             .output()
             .unwrap()
     };
-    ok(&run(&[]));
-    ok(&run(&[]));
+    ok(&run("codex", &[]));
+    ok(&run("codex", &[]));
+    ok(&run("claude", &[]));
     let profile = h.read("home/.bash_profile");
     assert!(profile.starts_with(mine), "{profile}");
-    assert_eq!(profile.matches("herdr-link/shim").count(), 2, "{profile}");
-    // A login shell reading it inside Herdr finds the shim first.
-    let out = Command::new("bash")
-        .args(["-lc", "printf %s \"$PATH\""])
-        .env_clear()
-        .env("HOME", h.home())
-        .env("HERDR_ENV", "1")
-        .output()
-        .unwrap();
-    let path = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        path.starts_with(&format!(
-            "{}:",
-            h.home().join(".local/share/herdr-link/shim").display()
-        )),
-        "{path}"
+    assert_eq!(profile.matches("shim-env").count(), 1, "{profile}");
+    assert!(profile.contains("# for: claude codex\n"), "{profile}");
+    let shim = h.home().join(".local/share/herdr-link/shim");
+    let login = |script: &str| {
+        let out = Command::new("bash")
+            .args(["-lc", script])
+            .env_clear()
+            .env("HOME", h.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("HERDR_ENV", "1")
+            .env("HERDR_BIN_PATH", "/opt/herdr/herdr")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let got = login(
+        r#"printf '%s|%s|%s|%s' "$PATH" "$HERDR_BIN_PATH" "$HERDR_LINK_HERDR" "$HERDR_LINK_PRESENCE""#,
     );
-    ok(&run(&["--uninstall"]));
+    let me = std::process::id();
+    let start = {
+        let text = fs::read_to_string(format!("/proc/{me}/stat")).unwrap();
+        text[text.rfind(')').unwrap() + 1..]
+            .split_whitespace()
+            .nth(19)
+            .unwrap()
+            .to_string()
+    };
+    let parts: Vec<&str> = got.split('|').collect();
+    // The system profile set PATH anew; the user's profile put ~/bin first; the block put the
+    // shim before everything.
+    assert!(
+        parts[0].starts_with(&format!("{}:{}/bin:", shim.display(), h.home().display())),
+        "{got}"
+    );
+    assert_eq!(
+        parts[1..],
+        [
+            format!("{}/herdr", shim.display()),
+            "/opt/herdr/herdr".to_string(),
+            format!("{me}-{start}")
+        ],
+        "the login shell's host is this test process, the nearest ancestor that is no shell"
+    );
+    ok(&run("codex", &["--uninstall"]));
+    assert!(h.read("home/.bash_profile").contains("# for: claude\n"));
+    ok(&run("claude", &["--uninstall"]));
     assert_eq!(h.read("home/.bash_profile"), mine);
 }
 
@@ -974,7 +1016,8 @@ fn gemini_and_qwen_merge_settings_hooks_and_the_shell_startup_block() {
         assert_eq!(
             hooks.last().unwrap(),
             &json!({"matcher": "run_shell_command", "hooks": [{"type": "command",
-                "command": format!("/usr/bin/herdr-link guard --host {host}")}]}),
+                "command": format!("/usr/bin/herdr-link guard --host {host} --shim {}",
+                    h.home().join(".local/share/herdr-link/shim").display())}]}),
             "{host}"
         );
         assert_eq!(hooks.len(), 2, "{host}: the user's own hook stays");
@@ -983,12 +1026,14 @@ fn gemini_and_qwen_merge_settings_hooks_and_the_shell_startup_block() {
         assert!(rc.starts_with(mine), "{rc}");
         assert!(
             rc.contains(&format!(
-                "# >>> herdr-link shim (herdr-link setup {host}) >>>"
+                "# >>> herdr-link shim (herdr-link setup) >>>\n# for: {host}\n"
             )),
             "{rc}"
         );
         // An interactive bash inside Herdr (what Herdr types the host's command into) puts the
-        // shim first, and the host started from it passes that PATH to its commands.
+        // shim first, and the host started from it passes that PATH to its commands. (The block
+        // runs `--bin`'s `shim-env`: this test's binary stands in for /usr/bin/herdr-link.)
+        h.write("home/.bashrc", &rc.replace("/usr/bin/herdr-link", BIN));
         let out = Command::new("bash")
             .args(["-ic", "printf %s \"$PATH\""])
             .env_clear()
@@ -1004,6 +1049,7 @@ fn gemini_and_qwen_merge_settings_hooks_and_the_shell_startup_block() {
             "{host}: {path}"
         );
 
+        h.write("home/.bashrc", &rc);
         let first = h.snapshot();
         let again = ok(&run(&[]));
         assert_eq!(h.snapshot(), first, "{host}: a second run changed files");
@@ -1016,7 +1062,14 @@ fn gemini_and_qwen_merge_settings_hooks_and_the_shell_startup_block() {
             "{host}"
         );
         assert_eq!(h.read("home/.bashrc"), mine);
-        assert_eq!(h.read("home/.bash_profile"), codex_block);
+        // Codex's block stays, for Codex alone (in the form setup writes today).
+        let profile = h.read("home/.bash_profile");
+        assert!(
+            profile.starts_with("# >>> herdr-link shim (herdr-link setup) >>>\n# for: codex\n")
+                && profile.ends_with("# <<< herdr-link shim <<<\n")
+                && profile.matches(">>>").count() == 2,
+            "{host}: {profile}"
+        );
 
         // Project level: DIR/.gemini/settings.json or DIR/.qwen/settings.json, nothing in the
         // user's settings.

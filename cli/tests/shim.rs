@@ -134,7 +134,7 @@ fn self_holder() -> &'static AtomicBool {
         let flag = on.clone();
         let beacon = presence::announce(
             HostKey::of_self().unwrap(),
-            Arc::new(move |asked| presence::answer_for(flag.load(Ordering::SeqCst), None, asked)),
+            Arc::new(move |q| presence::answer_for(flag.load(Ordering::SeqCst), None, q)),
         )
         .unwrap();
         (on, beacon)
@@ -574,4 +574,374 @@ fn library_calls_through_a_shim_named_by_herdr_bin_path_reach_herdr() {
         argv.iter().any(|a| a == &["agent", "list"]),
         "the real Herdr ran agent list: {argv:?}"
     );
+}
+
+/// This process's presence key (what the host wiring gives its commands).
+fn own_key() -> String {
+    HostKey::of_self().unwrap().to_string()
+}
+
+/// `$HERDR_BIN_PATH` naming the shim (what setup's wiring gives the host's commands) while PATH
+/// holds no shim: a program that runs `$HERDR_BIN_PATH` (python, a Makefile's `$(HERDR_BIN_PATH)`)
+/// is judged too, and the shim finds the real Herdr in `$HERDR_LINK_HERDR`.
+#[test]
+fn programs_running_herdr_bin_path_are_judged() {
+    let _l = holder_lock();
+    let d = Dirs::new("binpath-programs");
+    let shim = d.shim.join("herdr").display().to_string();
+    let real = d.real.join("herdr").display().to_string();
+    std::fs::write(
+        d.root.join("Makefile"),
+        "HERDR ?= $(HERDR_BIN_PATH)\nall:\n\t$(HERDR) agent wait beta\nlist:\n\t$(HERDR) agent list\n",
+    )
+    .unwrap();
+    let py = "import os,subprocess,sys; sys.exit(subprocess.run([os.environ['HERDR_BIN_PATH'],'agent','wait','beta']).returncode)";
+    let programs: &[&[&str]] = &[
+        &["python3", "-c", py],
+        &["make", "-s", "-C", d.root.to_str().unwrap()],
+        &["sh", "-c", "\"$HERDR_BIN_PATH\" agent wait beta"],
+    ];
+    let run = |argv: &[&str]| {
+        let _ = std::fs::remove_file(d.out());
+        Command::new(argv[0])
+            .args(&argv[1..])
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HERDR_BIN_PATH", &shim)
+            .env("HERDR_LINK_HERDR", &real)
+            .env("SHIM_TEST_OUT", d.out())
+            .env_remove("HERDR_LINK_PRESENCE")
+            .env_remove("HERDR_LINK_SESSION")
+            .env_remove("CLAUDE_CODE_SESSION_ID")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    self_holder().store(true, Ordering::SeqCst);
+    for argv in programs {
+        let o = run(argv);
+        assert_ne!(o.status.code(), Some(0), "{argv:?} ran");
+        assert!(
+            stderr(&o).contains("Blocked by Herdr Link"),
+            "{argv:?}: {}",
+            stderr(&o)
+        );
+        assert_eq!(d.received(), None, "{argv:?} reached Herdr");
+    }
+    // `agent list` through $HERDR_BIN_PATH passes while active, to the real Herdr.
+    let o = run(&["make", "-s", "-C", d.root.to_str().unwrap(), "list"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        d.received(),
+        Some(vec![b"agent".to_vec(), b"list".to_vec()])
+    );
+    self_holder().store(false, Ordering::SeqCst);
+    for argv in programs {
+        let o = run(argv);
+        assert_eq!(o.status.code(), Some(0), "{argv:?} dormant: {}", stderr(&o));
+        assert!(
+            d.received().is_some(),
+            "{argv:?} dormant never reached Herdr"
+        );
+    }
+}
+
+/// Runs `script` (sh) that starts a `herdr agent wait beta` which leaves the caller's process
+/// tree, and waits for the detached wait's exit status (`$D/rc`) and stderr (`$D/err`).
+fn detached(d: &Dirs, script: &str, env: &[(&str, &str)]) -> (i32, String) {
+    let rc = d.root.join("rc");
+    let err = d.root.join("err");
+    let _ = std::fs::remove_file(&rc);
+    let _ = std::fs::remove_file(&err);
+    let _ = std::fs::remove_file(d.out());
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(script)
+        .env("PATH", d.path(&[&d.shim, &d.real]))
+        .env("D", &d.root)
+        .env("SHIM_TEST_OUT", d.out())
+        .env_remove("HERDR_LINK_PRESENCE")
+        .env_remove("HERDR_LINK_SESSION")
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    assert!(cmd.status().unwrap().success());
+    // Hang detector only (the detached process sleeps briefly first, so its parent is gone).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&rc) {
+            if text.ends_with('\n') {
+                let err = std::fs::read_to_string(&err).unwrap_or_default();
+                return (text.trim().parse().unwrap(), err);
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{script}: no exit status"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The detachments the issue names: each wait runs after its parents exited (re-parented to
+/// init), so only the presence key in its environment leads to the host.
+const DETACHED: &[&str] = &[
+    r#"setsid -f sh -c 'sleep 0.3; herdr agent wait beta 2>"$D/err"; echo $? >"$D/rc"'"#,
+    r#"( sleep 0.3; herdr agent wait beta 2>"$D/err"; echo $? >"$D/rc" ) & exit 0"#,
+    r#"nohup sh -c 'sleep 0.3; herdr agent wait beta 2>"$D/err"; echo $? >"$D/rc"' >/dev/null 2>&1 & exit 0"#,
+    r#"python3 -c '
+import os, subprocess, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(0.3)
+        with open(os.environ["D"] + "/err", "w") as e:
+            rc = subprocess.run(["herdr", "agent", "wait", "beta"], stderr=e).returncode
+        with open(os.environ["D"] + "/rc", "w") as f:
+            f.write("%d\n" % rc)
+    os._exit(0)
+'"#,
+];
+
+#[test]
+fn detached_waits_find_their_host_through_the_presence_key() {
+    let _l = holder_lock();
+    let d = Dirs::new("detached");
+    let key = own_key();
+    self_holder().store(true, Ordering::SeqCst);
+    for script in DETACHED {
+        let (rc, err) = detached(&d, script, &[("HERDR_LINK_PRESENCE", &key)]);
+        assert_eq!(rc, REFUSED, "{script}: {err}");
+        assert!(err.contains("Blocked by Herdr Link"), "{script}: {err}");
+        assert_eq!(d.received(), None, "{script} reached Herdr");
+    }
+    // Without the key the host is really out of reach (the process tree is gone): the wait
+    // runs. This is what the key is for.
+    let (rc, err) = detached(&d, DETACHED[0], &[]);
+    assert_eq!(rc, 0, "{err}");
+    assert!(d.received().is_some());
+    // A stale or foreign key is dormant.
+    let (rc, _) = detached(&d, DETACHED[0], &[("HERDR_LINK_PRESENCE", "999999-1")]);
+    assert_eq!(rc, 0);
+    self_holder().store(false, Ordering::SeqCst);
+    for script in DETACHED {
+        let (rc, err) = detached(&d, script, &[("HERDR_LINK_PRESENCE", &key)]);
+        assert_eq!(rc, 0, "{script} dormant: {err}");
+        assert!(
+            d.received().is_some(),
+            "{script} dormant never reached Herdr"
+        );
+    }
+}
+
+/// An in-process host's sessions (the OpenCode plugin): each session's commands carry its
+/// marker, and the library answers for that session only, through the process tree or not.
+#[test]
+fn the_library_answers_per_session_marker() {
+    let _l = holder_lock();
+    let d = Dirs::new("sessions");
+    let (a, b) = ("shim-test:session-a", "shim-test:session-b");
+    herdr_link::session::start(a);
+    herdr_link::session::start(b);
+    herdr_link::session::activate(a);
+    presence::serve_self(herdr_link::session::exec_answer).unwrap();
+    let path = d.path(&[&d.shim, &d.real]);
+    let wait = os(&["agent", "wait", "beta"]);
+    let o = d.herdr(&path, &wait, b"", &[("HERDR_LINK_SESSION", a)]);
+    assert_eq!(
+        o.status.code(),
+        Some(REFUSED),
+        "the active session: {}",
+        stderr(&o)
+    );
+    let o = d.herdr(&path, &wait, b"", &[("HERDR_LINK_SESSION", b)]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "the dormant session: {}",
+        stderr(&o)
+    );
+    assert!(d.received().is_some());
+    // No marker (a command of this process the glue did not mark): any active session counts.
+    let o = d.herdr(&path, &wait, b"", &[]);
+    assert_eq!(o.status.code(), Some(REFUSED), "{}", stderr(&o));
+    // Detached, with only the marker: every holder is asked for that session.
+    let (rc, err) = detached(&d, DETACHED[0], &[("HERDR_LINK_SESSION", a)]);
+    assert_eq!(rc, REFUSED, "{err}");
+    let (rc, err) = detached(&d, DETACHED[0], &[("HERDR_LINK_SESSION", b)]);
+    assert_eq!(rc, 0, "{err}");
+    let (rc, err) = detached(
+        &d,
+        DETACHED[0],
+        &[("HERDR_LINK_SESSION", "another-process:s")],
+    );
+    assert_eq!(rc, 0, "a marker nobody holds: {err}");
+    herdr_link::session::end(a);
+    herdr_link::session::end(b);
+    let o = d.herdr(&path, &wait, b"", &[("HERDR_LINK_SESSION", a)]);
+    assert_eq!(o.status.code(), Some(0), "ended: {}", stderr(&o));
+}
+
+/// How a simulated host sandbox restricts Unix sockets (the sandbox always has its own pid
+/// and mount namespaces and keeps the user's uid, like bubblewrap's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sockets {
+    /// Allowed (Claude Code with `allowAllUnixSockets`), in a network namespace of its own.
+    Allowed,
+    /// `connect` fails with EPERM (Codex's `workspace-write` seccomp filter).
+    NoConnect,
+    /// `socket(AF_UNIX, …)` fails with EPERM (Claude Code's default seccomp filter).
+    NoUnixSocket,
+}
+
+/// Installs a seccomp filter returning EPERM for `connect`, or for `socket(AF_UNIX, …)`.
+fn deny_sockets(kind: Sockets) -> std::io::Result<()> {
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const RET_K: u16 = 0x06;
+    let ins = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+    let allow = libc::SECCOMP_RET_ALLOW;
+    let deny = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+    let prog: Vec<libc::sock_filter> = match kind {
+        Sockets::Allowed => return Ok(()),
+        Sockets::NoConnect => vec![
+            ins(LD_W_ABS, 0, 0, 0), // nr
+            ins(JEQ_K, 0, 1, libc::SYS_connect as u32),
+            ins(RET_K, 0, 0, deny),
+            ins(RET_K, 0, 0, allow),
+        ],
+        Sockets::NoUnixSocket => vec![
+            ins(LD_W_ABS, 0, 0, 0),
+            ins(JEQ_K, 0, 3, libc::SYS_socket as u32),
+            ins(LD_W_ABS, 0, 0, 16), // args[0], low word
+            ins(JEQ_K, 0, 1, libc::AF_UNIX as u32),
+            ins(RET_K, 0, 0, deny),
+            ins(RET_K, 0, 0, allow),
+        ],
+    };
+    let fprog = libc::sock_fprog {
+        len: prog.len() as u16,
+        filter: prog.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: prctl with a valid filter program that outlives the call.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            || libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &fprog as *const libc::sock_fprog,
+            ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// `sh -c script` in a simulated host sandbox: its own pid, mount and (with sockets allowed)
+/// network namespace, the same uid; `None` where this machine cannot make one.
+fn in_sandbox(kind: Sockets, script: &str, env: &[(&str, &str)]) -> Option<Output> {
+    use std::os::unix::process::CommandExt;
+    let mut ns = vec!["-c", "--pid", "--fork", "--mount-proc"];
+    if kind == Sockets::Allowed {
+        ns.push("--net");
+    }
+    let probe = Command::new("unshare").args(&ns).arg("true").output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        return None;
+    }
+    let mut cmd = Command::new("unshare");
+    cmd.args(&ns)
+        .args(["sh", "-c", script])
+        .env_remove("HERDR_LINK_SESSION")
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    // SAFETY: the closure only calls prctl (async-signal-safe).
+    unsafe { cmd.pre_exec(move || deny_sockets(kind)) };
+    Some(cmd.output().unwrap())
+}
+
+/// Host sandboxes: with Unix sockets allowed the shim asks its host's holder through the
+/// presence directory (the holder is outside its pid and network namespaces); where the
+/// sandbox forbids them, a holder of its host that exists but cannot be asked refuses the wait,
+/// and no holder (a dormant host) lets it through.
+#[test]
+fn waits_in_host_sandboxes_are_judged_or_refused_when_unknowable() {
+    let _l = holder_lock();
+    let d = Dirs::new("sandbox");
+    let path = d.path(&[&d.shim, &d.real]);
+    // The sandbox cannot see this process as an ancestor; only the key leads here. A host of
+    // its own: a live key whose holder is this process, switched on and off.
+    let host = HostKey {
+        pid: std::process::id() as i32,
+        start: 77,
+    };
+    let on = Arc::new(AtomicBool::new(true));
+    let flag = on.clone();
+    let beacon = presence::announce(
+        host,
+        Arc::new(move |q| presence::answer_for(flag.load(Ordering::SeqCst), None, q)),
+    )
+    .unwrap();
+    let script = "herdr agent wait beta; echo \"rc=$?\" >&2";
+    let out = d.out().display().to_string();
+    let key = host.to_string();
+    let env = [
+        ("PATH", path.as_str()),
+        ("SHIM_TEST_OUT", out.as_str()),
+        ("HERDR_LINK_PRESENCE", key.as_str()),
+    ];
+    let mut ran = 0;
+    for kind in [Sockets::Allowed, Sockets::NoConnect, Sockets::NoUnixSocket] {
+        on.store(true, Ordering::SeqCst);
+        let _ = std::fs::remove_file(d.out());
+        let Some(o) = in_sandbox(kind, script, &env) else {
+            eprintln!("no user/pid namespaces here: sandbox {kind:?} not simulated");
+            continue;
+        };
+        ran += 1;
+        let err = stderr(&o);
+        assert!(err.contains("rc=77"), "{kind:?} active: {err}");
+        assert!(err.contains("Blocked by Herdr Link"), "{kind:?}: {err}");
+        assert_eq!(
+            err.contains("cannot tell whether Herdr Link is active"),
+            kind != Sockets::Allowed,
+            "{kind:?}: {err}"
+        );
+        assert_eq!(d.received(), None, "{kind:?} reached Herdr");
+        if kind == Sockets::Allowed {
+            // Asked for real: a holder that says no lets the wait through.
+            on.store(false, Ordering::SeqCst);
+            let o = in_sandbox(kind, script, &env).unwrap();
+            assert!(
+                stderr(&o).contains("rc=0"),
+                "{kind:?} dormant: {}",
+                stderr(&o)
+            );
+            assert!(d.received().is_some());
+        }
+    }
+    drop(beacon);
+    // No holder for the key (a dormant MCP server announces nothing): through, everywhere.
+    for kind in [Sockets::Allowed, Sockets::NoConnect, Sockets::NoUnixSocket] {
+        let _ = std::fs::remove_file(d.out());
+        let Some(o) = in_sandbox(kind, script, &env) else {
+            continue;
+        };
+        assert!(
+            stderr(&o).contains("rc=0"),
+            "{kind:?} no holder: {}",
+            stderr(&o)
+        );
+        assert!(d.received().is_some(), "{kind:?}");
+    }
+    if ran == 0 {
+        eprintln!("waits_in_host_sandboxes: nothing simulated on this machine");
+    }
 }

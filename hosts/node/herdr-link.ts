@@ -64,8 +64,22 @@ export interface HerdrLink {
   toolCall(request: object): Promise<ToolCallResponse>
   /** `hl_bash_guard_in_style`: the verdict, with the reason in the words of `style`. */
   bashGuard(session: string, command: string, style: string): GuardVerdict
-  /** `hl_command_path`: the PATH to give shell commands (the herdr shim first inside Herdr). */
-  commandPath(path: string): string
+  /**
+   * `hl_command_env`: the variables to set in a shell command's environment (`env`: its current
+   * PATH and HERDR_BIN_PATH) so every `herdr` it starts meets the herdr shim: the shim first on
+   * PATH, HERDR_BIN_PATH naming it (the real Herdr kept in HERDR_LINK_HERDR). Empty outside
+   * Herdr, without the shim, or when already set.
+   */
+  commandEnv(env: { PATH?: string; HERDR_BIN_PATH?: string }): Record<string, string>
+}
+
+/** `hl_command_env`'s answer as a map of variables (nothing when it refused the request). */
+function commandEnvOf(text: string | null): Record<string, string> {
+  if (!text) return {}
+  const parsed = JSON.parse(text) as Record<string, unknown>
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(parsed)) if (typeof v === "string") out[k] = v
+  return out
 }
 
 /** The library's file name on `platform`. */
@@ -142,7 +156,7 @@ export function openWithKoffi(path: string, koffi: Koffi): HerdrLink {
   const hlIsActive = lib.func("int32_t hl_is_active(const char *session)")
   const hlPresentation = lib.func("void *hl_presentation(const char *request_json)")
   const hlToolCall = lib.func("void *hl_tool_call(const char *request_json)")
-  const hlCommandPath = lib.func("void *hl_command_path(const char *path)")
+  const hlCommandEnv = lib.func("void *hl_command_env(const char *request_json)")
   const hlBashGuard = lib.func(
     "int32_t hl_bash_guard_in_style(const char *session, const char *command, const char *style, _Out_ void **reason_out)",
   )
@@ -180,7 +194,7 @@ export function openWithKoffi(path: string, koffi: Koffi): HerdrLink {
       const code = hlBashGuard(session, command, style, reasonOut) as number
       return { code, reason: take(reasonOut[0]) }
     },
-    commandPath: (path) => take(hlCommandPath(path)) ?? path,
+    commandEnv: (env) => commandEnvOf(take(hlCommandEnv(JSON.stringify(env)))),
   }
 }
 
@@ -205,7 +219,7 @@ export async function openWithBun(path: string): Promise<HerdrLink> {
     hl_is_active: { args: ["ptr"], returns: "i32" },
     hl_presentation: { args: ["ptr"], returns: "ptr" },
     hl_tool_call: { args: ["ptr"], returns: "ptr" },
-    hl_command_path: { args: ["ptr"], returns: "ptr" },
+    hl_command_env: { args: ["ptr"], returns: "ptr" },
     hl_free: { args: ["ptr"], returns: "void" },
     hl_version: { args: [], returns: "ptr" },
     hl_bash_guard_in_style: { args: ["ptr", "ptr", "ptr", "ptr"], returns: "i32" },
@@ -240,6 +254,6 @@ export async function openWithBun(path: string): Promise<HerdrLink> {
       const code = symbols.hl_bash_guard_in_style!(cstr(session), cstr(command), cstr(style), out) as number
       return { code, reason: take(Number(out[0])) }
     },
-    commandPath: (path) => take(symbols.hl_command_path!(cstr(path))) ?? path,
+    commandEnv: (env) => commandEnvOf(take(symbols.hl_command_env!(cstr(JSON.stringify(env))))),
   }
 }

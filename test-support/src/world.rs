@@ -36,7 +36,7 @@ pub struct Abi {
     pub bash_guard_in_style: Option<StyledGuardFn>,
     pub presentation: JsonFn,
     /// `None` for a library older than the function.
-    pub command_path: Option<JsonFn>,
+    pub command_env: Option<JsonFn>,
     pub free: FreeFn,
     pub version: VersionFn,
 }
@@ -65,7 +65,7 @@ pub fn abi() -> &'static Abi {
                 bash_guard: *lib.get(b"hl_bash_guard").unwrap(),
                 bash_guard_in_style: lib.get(b"hl_bash_guard_in_style").ok().map(|f| *f),
                 presentation: *lib.get(b"hl_presentation").unwrap(),
-                command_path: lib.get(b"hl_command_path").ok().map(|f| *f),
+                command_env: lib.get(b"hl_command_env").ok().map(|f| *f),
                 free: *lib.get(b"hl_free").unwrap(),
                 version: *lib.get(b"hl_version").unwrap(),
                 _lib: lib,

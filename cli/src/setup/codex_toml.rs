@@ -79,6 +79,7 @@ pub fn install(doc: &mut DocumentMut, server: &Server, what: &str) -> Result<(),
     entry.set_implicit(false);
     set(entry, "command", Value::from(server.command));
     set(entry, "args", strings(&["mcp"]));
+    set(entry, "default_tools_approval_mode", Value::from("approve"));
 
     let mut vars: Vec<String> = entry
         .get("env_vars")
@@ -170,7 +171,7 @@ plugins = false
         assert!(once.contains("[mcp_servers.other]\ncommand = \"other-server\"\n"));
         assert!(once.contains("plugins = false\nhooks = true\n"));
         assert!(once.contains(
-            "[mcp_servers.herdr_link]\ncommand = \"/bin/herdr-link\"\nargs = [\"mcp\"]\nenv_vars = [\"HERDR_ENV\", \"HERDR_BIN_PATH\"]\n"
+            "[mcp_servers.herdr_link]\ncommand = \"/bin/herdr-link\"\nargs = [\"mcp\"]\ndefault_tools_approval_mode = \"approve\"\nenv_vars = [\"HERDR_ENV\", \"HERDR_BIN_PATH\"]\n"
         ));
         let mut again = parse("c", &once).unwrap();
         install(&mut again, &server(&vars, None), "c").unwrap();

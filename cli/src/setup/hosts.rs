@@ -160,6 +160,18 @@ fn json_change(
     })
 }
 
+/// The login-profile change for `host`: every host's login shells (`bash -lc`, whose system
+/// profile resets PATH) get the shim's environment from the user's login profile.
+fn login_profile_change(o: &Options, cx: &Ctx, host: &str) -> Result<Change, String> {
+    shim::startup_file_change(
+        shim::login_profile(&cx.places.home, cx.places.shell.as_deref()),
+        cx.bin,
+        &shim::dir(cx.places),
+        host,
+        o.uninstall,
+    )
+}
+
 /// Builds the plan for `o.host`.
 pub fn plan(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     match o.host {
@@ -218,7 +230,7 @@ fn claude(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         }
     })?;
     Ok(Plan {
-        changes: vec![mcp, hooks],
+        changes: vec![mcp, hooks, login_profile_change(o, cx, "claude")?],
         ..Plan::default()
     })
 }
@@ -282,13 +294,10 @@ fn codex(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     if cx.project.is_some() && !o.uninstall {
         notes.push("Codex reads a project's .codex/ only once the project is trusted".into());
     }
-    // Codex runs shell commands through a login shell (`bash -lc`), whose system profile resets
-    // PATH: the shim goes first from the user's login profile.
-    let profile = shim::startup_file_change(
-        shim::login_profile(&cx.places.home, cx.places.shell.as_deref()),
-        &shim::dir(cx.places),
-        o.uninstall,
-    )?;
+    // Codex runs shell commands through a login shell (`bash -lc`, once per session for its
+    // shell snapshot), whose system profile resets PATH: the shim's environment, presence key
+    // included, comes from the user's login profile.
+    let profile = login_profile_change(o, cx, "codex")?;
     Ok(Plan {
         changes: vec![config, hooks, profile],
         commands: Vec::new(),
@@ -374,7 +383,10 @@ fn opencode(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     };
     changes.push(guard);
     Ok(Plan {
-        changes,
+        changes: {
+            changes.push(login_profile_change(o, cx, "opencode")?);
+            changes
+        },
         ..Plan::default()
     })
 }
@@ -507,11 +519,12 @@ fn settings_host(o: &Options, cx: &Ctx, h: &SettingsHost) -> Result<Plan, String
     let files = shim::interactive_startup_files(&cx.places.home, cx.places.shell.as_deref());
     let mut changes = vec![settings];
     for file in &files {
-        changes.push(shim::startup_file_change_for(
+        changes.push(shim::startup_file_change(
             file.clone(),
+            cx.bin,
             &shim::dir(cx.places),
+            h.name,
             o.uninstall,
-            Some(h.name),
         )?);
     }
     let mut notes = Vec::new();
@@ -570,7 +583,7 @@ fn pi(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         ));
     }
     Ok(Plan {
-        changes: Vec::new(),
+        changes: vec![login_profile_change(o, cx, "pi")?],
         commands: vec![External {
             argv,
             cwd: cx.project.map(Path::to_path_buf),

@@ -11,7 +11,8 @@
 // before every model request, so the step right after the activating call
 // already has it; the activation result itself therefore does not repeat it.
 // It runs the library's Bash guard (hl_bash_guard_in_style, style "gateway")
-// on every `bash` call in `tool.execute.before`.
+// on every `bash` call in `tool.execute.before`, and gives every shell command
+// the herdr shim's environment and its session's marker in `shell.env`.
 
 import { tool, type Hooks, type Plugin } from "@opencode-ai/plugin"
 import { findLibrary, isBun, openWithBun, openWithKoffi, type HerdrLink, type Koffi } from "./native.js"
@@ -123,14 +124,23 @@ export const HerdrLinkPlugin: Plugin = async () => {
       output.system.push(contract)
     },
 
-    // The herdr shim first on PATH for every shell command OpenCode runs: a `herdr` any program
-    // starts (python, make, a script) is judged by its real argv against this process's
-    // activation (the library answers for it once a session is active). Where the shim lives
-    // and when it goes first is the library's rule (hl_command_path).
-    "shell.env": async (_input, output) => {
-      const path = output.env.PATH ?? process.env.PATH ?? ""
-      const withShim = lib.commandPath(path)
-      if (withShim !== path) output.env.PATH = withShim
+    // The herdr shim's environment for every shell command OpenCode runs: the shim first on
+    // PATH and named by $HERDR_BIN_PATH (the real Herdr kept in $HERDR_LINK_HERDR), so a `herdr`
+    // any program starts (python, make, a script) is judged by its real argv; where the shim
+    // lives and when it applies is the library's rule (hl_command_env). And the session's marker
+    // ($HERDR_LINK_SESSION), so the library answers for that session only, even for a command
+    // that left this process's tree (docs/guard.md, "Activation presence").
+    "shell.env": async (input, output) => {
+      Object.assign(
+        output.env,
+        lib.commandEnv({
+          PATH: output.env.PATH ?? process.env.PATH ?? "",
+          HERDR_BIN_PATH: output.env.HERDR_BIN_PATH ?? process.env.HERDR_BIN_PATH,
+        }),
+      )
+      // A session that never called herdr_link is registered (dormant) so the library knows
+      // the marker is one of its own, and answers "no" for it.
+      if (input?.sessionID) output.env.HERDR_LINK_SESSION = register(input.sessionID)
     },
 
     // The Bash guard (hl_bash_guard) for this OpenCode session: throwing blocks the call and

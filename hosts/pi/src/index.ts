@@ -21,14 +21,15 @@ function insideHerdr(env: NodeJS.ProcessEnv): boolean {
 }
 
 /**
- * Puts the herdr shim first on this process's PATH, which Pi's bash tool gives every command: a
- * `herdr` any program starts (python, make, a script) is then judged by its real argv against
- * this process's activation, which the library answers for once a session is active. Where the
- * shim lives and when it goes first is the library's rule (`hl_command_path`).
+ * Gives this process's environment, which Pi's bash tool gives every command, the herdr shim's
+ * environment: the shim first on PATH and named by $HERDR_BIN_PATH (the real Herdr kept in
+ * $HERDR_LINK_HERDR, where the shim finds it; the library's own Herdr calls then pass through
+ * the shim, which never stops them). A `herdr` any program starts (python, make, a script) is
+ * then judged by its real argv against the session's activation. Where the shim lives and when
+ * it applies is the library's rule (`hl_command_env`).
  */
 function putShimFirst(link: HerdrLink, env: NodeJS.ProcessEnv): void {
-  const path = link.commandPath(env.PATH ?? "");
-  if (path !== (env.PATH ?? "")) env.PATH = path;
+  Object.assign(env, link.commandEnv({ PATH: env.PATH ?? "", HERDR_BIN_PATH: env.HERDR_BIN_PATH }));
 }
 
 /** `hl_presentation`, with an error document turned into an exception. */
@@ -75,6 +76,9 @@ export default function herdrLink(pi: ExtensionAPI): void {
   pi.on("session_start", async (_event, ctx) => {
     const session = sessionKey(ctx);
     link.sessionStart(session);
+    // The session's marker for its commands (Pi runs one session at a time): the library
+    // answers the shim for this session, also for a command that left Pi's process tree.
+    process.env.HERDR_LINK_SESSION = session;
     const visible = new Set(visibleNames(session));
     const hidden = new Set(catalogNames.filter((name) => !visible.has(name)));
     pi.setActiveTools(pi.getActiveTools().filter((name) => !hidden.has(name)));
