@@ -6,7 +6,7 @@
 import assert from "node:assert/strict"
 import { test } from "node:test"
 import { assertRunHealthy, runRoute } from "./lib/e2e.mjs"
-import { claude, codex, opencodeMcp, opencodePlugin } from "./lib/hosts.mjs"
+import { claude, codex, codexWorkspaceWrite, opencodeMcp, opencodePlugin } from "./lib/hosts.mjs"
 import { REPO, Sandbox } from "./lib/sandbox.mjs"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -26,6 +26,7 @@ const END_TURN_REASON = reason("REASON_END_TURN")
 const BLOCK_REASON = {
   claude: reason("REASON_BLOCK_EITHER"),
   codex: reason("REASON_BLOCK_GATEWAY"),
+  "codex-workspace-write": reason("REASON_BLOCK_GATEWAY"),
   "opencode-mcp": reason("REASON_BLOCK_EITHER"),
   "opencode-plugin": reason("REASON_BLOCK_GATEWAY"),
 }
@@ -57,7 +58,7 @@ const waits = (sb) => sb.argvLog().filter((a) => a[0] === "agent" && a[1] === "w
 const prompts = (sb) => sb.argvLog().filter((a) => a[0] === "agent" && a[1] === "prompt")
 
 const ONLY = process.env.HERDR_E2E_ONLY?.split(",")
-const ROUTES = [claude, codex, opencodeMcp, opencodePlugin].filter((r) => !ONLY || ONLY.includes(r.name))
+const ROUTES = [claude, codex, codexWorkspaceWrite, opencodeMcp, opencodePlugin].filter((r) => !ONLY || ONLY.includes(r.name))
 
 for (const route of ROUTES) {
   test(`${route.name}: the guard allows a wait while dormant and blocks it once active`, async () => {
