@@ -430,6 +430,16 @@ mod tests {
         tier1().into_iter().find(|t| t.name == name).unwrap()
     }
 
+    /// The input fields a tool's schema declares.
+    fn property_keys(tool: &Tool) -> Vec<String> {
+        tool.input_schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    }
+
     fn names(style: Style, view: View, catalog: bool) -> Vec<&'static str> {
         tools(style, view, catalog).iter().map(|t| t.name).collect()
     }
@@ -612,13 +622,7 @@ mod tests {
     #[test]
     fn dispatcher_is_tiny_and_the_contract_carries_the_actions() {
         let d = dispatcher();
-        let keys: Vec<_> = d.input_schema["properties"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .cloned()
-            .collect();
-        assert_eq!(keys, ["action", "arguments"]);
+        assert_eq!(property_keys(&d), ["action", "arguments"]);
         assert_eq!(tools(Style::Gateway, View::Dormant, false)[0], d);
         assert_eq!(tools(Style::Gateway, View::Active, false)[0], d);
         // No Tier 1 semantics while dormant: no tool description, no argument of an action.
@@ -766,13 +770,7 @@ mod tests {
             ] {
                 assert!(!text.contains(fragment), "{host:?}: {fragment}");
             }
-            let keys: Vec<_> = dormant.input_schema["properties"]
-                .as_object()
-                .unwrap()
-                .keys()
-                .cloned()
-                .collect();
-            assert_eq!(keys, ["action", "arguments"]);
+            assert_eq!(property_keys(dormant), ["action", "arguments"]);
             assert!(dormant.description.contains("Call it once with {}"));
         }
     }

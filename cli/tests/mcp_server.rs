@@ -706,7 +706,9 @@ fn the_gateway_alone_gives_every_action_its_inputs() {
                 .find(&head)
                 .unwrap_or_else(|| panic!("{client}: no entry for {action}"));
             let entry = &text[at..];
-            let entry = &entry[..entry[1..].find("\n- action ").map_or(entry.len(), |e| e + 1)];
+            let entry = &entry[..entry[1..]
+                .find("\n- action ")
+                .map_or(entry.len(), |e| e + 1)];
             let schema = &tool["inputSchema"];
             let required = schema["required"].as_array().cloned().unwrap_or_default();
             for (key, p) in schema["properties"].as_object().unwrap() {

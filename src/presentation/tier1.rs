@@ -114,7 +114,7 @@ fn start_properties() -> Map<String, Value> {
     );
     p.insert(
         "with".into(),
-        string("Agent Name of a live agent of this workspace: open the new agent beside it, in its working directory. Not with cwd."),
+        string("Agent Name of a live agent in this workspace; the new agent opens beside it, in its working directory. Not with cwd."),
     );
     p.insert(
         "cwd".into(),
