@@ -3,12 +3,13 @@
 //! from here and nowhere else. Pure: the caller says whether the gate is open and the session
 //! active.
 
+mod tier1;
+
 use serde_json::{json, Value};
 
-use crate::limits::{MAX_MESSAGE_BYTES, MAX_MESSAGE_CHARS, MAX_START_ARGS};
-use crate::protocol::{
-    CONTRACT, GATEWAY, START_DESCRIPTION, TIER1, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START,
-};
+use crate::protocol::{CONTRACT, GATEWAY, TIER1, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START};
+use tier1::{action_reference, tools as tier1};
+pub use tier1::{result_example, Tool, ACTIONS};
 
 /// How a host shows Link to its model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,17 +62,6 @@ pub enum View {
     Active,
 }
 
-/// One tool definition.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Tool {
-    /// Canonical name.
-    pub name: &'static str,
-    /// Model-facing description.
-    pub description: String,
-    /// JSON Schema of the input object.
-    pub input_schema: Value,
-}
-
 /// Host hints of the deferred style: a UI label, a one-line prompt snippet for the gateway, and
 /// whether calls must run one at a time (close: a batch holding a close runs sequentially).
 fn deferred_hints(name: &str) -> (&'static str, Option<&'static str>, bool) {
@@ -114,127 +104,6 @@ pub const NORMAL_MESSAGING_RULE: &str =
 
 const WHEN: &str = "Use it only when the user explicitly asks to use Herdr or when handling an inbound Herdr Link message (a text whose first line begins with [herdr-link/1]).";
 
-const PEERS_DESCRIPTION: &str = "List the live, named agents of this Herdr workspace and their advisory state (idle, working, blocked, done, unknown). Use it only to discover or recover an address: a peer's state never proves that its work is complete.";
-
-const SEND_DESCRIPTION: &str = "Send a Herdr Link message, or an ordinary reply, to an agent by its Agent Name. \"sent\" is delivery only: do not wait or poll for an answer; end this turn, and the reply arrives as an inbound Herdr Link message.";
-
-const CLOSE_DESCRIPTION: &str = "Close the pane of the explicitly named agent. The caller owns the lifecycle decision; Herdr Link only performs the close. Call it as a standalone later tool step, after any earlier Herdr Link operation has completed. Closing sends no message.";
-
-fn start_description() -> String {
-    format!(
-        "{START_DESCRIPTION} Give the new agent's name and exactly one launch source: config_agent (an entry of the project's .agents/agent_config.json) or kind plus args (the complete launch arguments). Optionally with (open it beside that agent, in its directory) or cwd (directory of the new tab); never both. Returns when Herdr has accepted the start."
-    )
-}
-
-fn string(description: &str) -> Value {
-    json!({"type": "string", "description": description})
-}
-
-/// The send `message` (PROTOCOL §8.1): `maxLength` is [`MAX_MESSAGE_CHARS`], the most characters
-/// that can ever pass; the description states the real rule, [`MAX_MESSAGE_BYTES`] as encoded.
-fn message_property(description: &str) -> Value {
-    let description = format!(
-        "{description} At most {} bytes as the message envelope encodes it: a plain ASCII character counts 1, a quote, backslash, newline or tab 2, another control character 6, any other character its UTF-8 length (2 to 4; Chinese 3): about 128,000 characters of plain English or 42,000 of Chinese.",
-        group_thousands(MAX_MESSAGE_BYTES)
-    );
-    json!({"type": "string", "maxLength": MAX_MESSAGE_CHARS, "description": description})
-}
-
-/// `128000` as `128,000`.
-fn group_thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Start `args`: strings, at most [`MAX_START_ARGS`] of them (PROTOCOL §8.1; their total length
-/// is checked by the library, as JSON Schema cannot state it).
-fn strings(description: &str) -> Value {
-    json!({"type": "array", "items": {"type": "string"}, "maxItems": MAX_START_ARGS, "description": description})
-}
-
-fn start_properties() -> serde_json::Map<String, Value> {
-    let mut p = serde_json::Map::new();
-    p.insert("name".into(), string("Agent Name for the new agent."));
-    p.insert(
-        "with".into(),
-        string("Open the new agent beside this agent, in its working directory. Not with cwd."),
-    );
-    p.insert(
-        "cwd".into(),
-        string("Working directory of the new tab; relative paths start at the project directory."),
-    );
-    p.insert(
-        "config_agent".into(),
-        string("Entry of .agents/agent_config.json to launch. Not with kind/args."),
-    );
-    p.insert(
-        "kind".into(),
-        string("Agent kind for an explicit start (for example pi, claude, codex)."),
-    );
-    p.insert(
-        "args".into(),
-        strings("Complete agent arguments for an explicit start (may be empty)."),
-    );
-    p
-}
-
-fn start_tool() -> Tool {
-    Tool {
-        name: TOOL_START,
-        description: start_description(),
-        input_schema: json!({"type": "object", "properties": start_properties(), "required": ["name"]}),
-    }
-}
-
-fn peers_tool() -> Tool {
-    Tool {
-        name: TOOL_PEERS,
-        description: PEERS_DESCRIPTION.into(),
-        input_schema: json!({"type": "object", "properties": {}}),
-    }
-}
-
-fn send_tool() -> Tool {
-    Tool {
-        name: TOOL_SEND,
-        description: format!(
-            "{SEND_DESCRIPTION} A message may hold up to {} bytes as encoded (see message).",
-            group_thousands(MAX_MESSAGE_BYTES)
-        ),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "to": string("Agent Name of the recipient; for a reply, the inbound message's \"from\"."),
-                "message": message_property("Message payload (text; may carry JSON or YAML).")
-            },
-            "required": ["to", "message"]
-        }),
-    }
-}
-
-fn close_tool() -> Tool {
-    Tool {
-        name: TOOL_CLOSE,
-        description: CLOSE_DESCRIPTION.into(),
-        input_schema: json!({
-            "type": "object",
-            "properties": {"agent": string("Agent Name whose pane to close.")},
-            "required": ["agent"]
-        }),
-    }
-}
-
-fn tier1() -> [Tool; 4] {
-    [start_tool(), peers_tool(), send_tool(), close_tool()]
-}
-
 fn deferred_gateway() -> Tool {
     Tool {
         name: GATEWAY,
@@ -250,40 +119,52 @@ fn tier1_list() -> String {
     format!("{}, {}, {} and {}", TIER1[0], TIER1[1], TIER1[2], TIER1[3])
 }
 
-const DISPATCH_EXAMPLES: &str = r#"{"action":"start","arguments":{...}}, {"action":"peers"}, {"action":"send","arguments":{"to":...,"message":...}} or {"action":"close","arguments":{"agent":...}}"#;
+/// How a dispatching gateway runs an action, for both dispatching styles.
+const DISPATCH_FORM: &str = "call it with {\"action\": <action>, \"arguments\": {...}}; each action takes exactly the input of the tool it names and returns that tool's result; a failed call returns the text CODE: reason. The actions:";
 
-/// The MCP gateway; once active (`Some`) its description ends with the Contract naming the
-/// tools as the host shows them.
+/// The input schema of both dispatching gateways: an action and its arguments (§6), the same
+/// while dormant and once active, so it never carries a Tier 1 schema.
+fn dispatch_schema(actions: &[&str]) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "action": {
+                "type": "string",
+                "enum": actions,
+                "description": "Capability to run once active; omit it (call with {}) to activate."
+            },
+            "arguments": {
+                "type": "object",
+                "description": "The action's arguments."
+            }
+        }
+    })
+}
+
+/// The MCP gateway. Dormant (`None`) it only says how to activate (§3: no Tier 1 schema or
+/// rule while dormant); active (`Some`) its description ends with the Contract and the MCP
+/// appendix, which carries every action with its arguments, naming the tools as the host shows
+/// them.
 fn mcp_gateway(active: Option<&McpNaming>) -> Tool {
-    let mut description = format!(
-        "Herdr Link gateway: the channel to the other agents of this Herdr workspace. {WHEN} It starts dormant: call it once with {{}} to activate it for this session; the server then announces {} through notifications/tools/list_changed. If your tool list does not refresh, keep using this gateway: {DISPATCH_EXAMPLES}.",
-        tier1_list()
+    let head = format!(
+        "Herdr Link gateway: the channel to the other agents of this Herdr workspace. {WHEN}"
     );
-    if let Some(naming) = active {
-        description.push(' ');
-        description.push_str(NORMAL_MESSAGING_RULE);
-        // Once active the gateway also carries the Contract (+ MCP appendix): a channel every
-        // MCP host shows the model, whatever it does with list_changed.
-        description.push_str("\n\n");
-        description.push_str(&mcp_contract(naming));
-    }
+    let description = match active {
+        None => format!(
+            "{head} Call it once with {{}} to activate Herdr Link for this session; its result gives the rules and every action with its arguments."
+        ),
+        // Once active the gateway also carries the Contract (+ MCP appendix): durable where
+        // the host refreshes its tools, while the activation result is the one channel every
+        // host shows at the activating step.
+        Some(naming) => format!(
+            "{head} Herdr Link is active for this session: call it with an action as described below, or with {{}} to see these rules again. {NORMAL_MESSAGING_RULE}\n\n{}",
+            mcp_contract(naming)
+        ),
+    };
     Tool {
         name: GATEWAY,
         description,
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "action": {
-                    "type": "string",
-                    "enum": ["activate", "start", "peers", "send", "close"],
-                    "description": "Capability to run; omit it (or call with {}) to activate."
-                },
-                "arguments": {
-                    "type": "object",
-                    "description": "Input object of the dispatched capability, as the matching herdr_link_* tool takes it (ignored for activation)."
-                }
-            }
-        }),
+        input_schema: dispatch_schema(&["activate", "start", "peers", "send", "close"]),
     }
 }
 
@@ -295,80 +176,25 @@ fn dispatcher() -> Tool {
         description: format!(
             "Herdr Link (herdr-link/1): the channel to the other agents of this Herdr workspace. {WHEN} Call it once with {{}} to activate it for this session; the actions and how to use them come with the activation."
         ),
-        input_schema: json!({
-            "type": "object",
-            "properties": {
-                "action": {
-                    "type": "string",
-                    "enum": ["start", "peers", "send", "close"],
-                    "description": "Capability to run once active; omit it (call with {}) to activate."
-                },
-                "arguments": {
-                    "type": "object",
-                    "description": "The action's arguments."
-                }
-            }
-        }),
+        input_schema: dispatch_schema(&["start", "peers", "send", "close"]),
     }
 }
 
-/// One Tier 1 tool's input as an action's arguments: one line per field with its type, whether
-/// it is required, and its description.
-fn arguments_text(tool: &Tool) -> String {
-    let required: Vec<&str> = tool.input_schema["required"]
-        .as_array()
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let fields: Vec<String> = tool.input_schema["properties"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(key, p)| {
-            let ty = match (p["type"].as_str(), p["items"]["type"].as_str()) {
-                (Some("array"), Some(item)) => format!("array of {item}s"),
-                (Some(t), _) => t.to_string(),
-                (None, _) => "value".to_string(),
-            };
-            let need = if required.contains(&key.as_str()) {
-                "required"
-            } else {
-                "optional"
-            };
-            let limit = match (p["maxLength"].as_u64(), p["maxItems"].as_u64()) {
-                (Some(n), _) => format!(", at most {n} characters"),
-                (_, Some(n)) => format!(", at most {n} items"),
-                _ => String::new(),
-            };
-            let description = p["description"].as_str().unwrap_or_default();
-            format!("\n    {key} ({ty}, {need}{limit}): {description}")
-        })
-        .collect();
-    if fields.is_empty() {
-        "\n  No arguments.".to_string()
-    } else {
-        format!("\n  Arguments:{}", fields.concat())
-    }
+/// Where the rules name a Tier 1 tool, the gateway action to call instead.
+fn rules_onto_actions(gateway: &str) -> String {
+    format!(
+        "where the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call {gateway} with action start, send, peers or close."
+    )
 }
 
 /// The appendix the single-gateway style adds to the Contract: the full semantics and argument
 /// schema of every action, generated from the Tier 1 definitions (§4.6: the rules mapped
 /// completely onto the gateway actions).
 fn gateway_appendix() -> String {
-    let mut s = String::from(
-        "In this runtime every active capability goes through the single herdr_link gateway tool: call herdr_link with {\"action\": <action>, \"arguments\": {...}}. The actions:",
-    );
-    for (action, tool) in ["start", "peers", "send", "close"].into_iter().zip(tier1()) {
-        s.push_str(&format!(
-            "\n- action \"{action}\" ({}): {}{}",
-            tool.name,
-            tool.description,
-            arguments_text(&tool)
-        ));
-    }
-    s.push_str(&format!(
-        "\nWhere the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call herdr_link with action start, send, peers or close."
-    ));
-    s
+    format!(
+        "In this runtime every active capability goes through the single {GATEWAY} gateway tool: {DISPATCH_FORM}{}\nWhere the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call {GATEWAY} with action start, send, peers or close.",
+        action_reference(),
+    )
 }
 
 /// The MCP host a server talks to, as far as its tool naming goes (§4.6: the active
@@ -493,14 +319,16 @@ impl McpNaming {
     }
 }
 
-/// The appendix the MCP style adds to the Contract: the gateway fallback, and the names under
-/// which this host shows the tools (§4.6), from the host's form and the registration name.
+/// The appendix the MCP style adds to the Contract: the dormant/active behaviour, the names
+/// under which this host shows the tools (§4.6), from the host's form and the registration
+/// name, and every action of the gateway with its arguments and result, generated from the
+/// Tier 1 definitions: for hosts that never show the tools `list_changed` announces, the
+/// gateway is the whole surface (§6).
 pub fn mcp_appendix(naming: &McpNaming) -> String {
     let gw = naming.gateway();
     let s = &naming.server;
     let mut text = format!(
-        "Herdr Link starts dormant: only {gw} is listed. Call it once with {{}}; the host then receives notifications/tools/list_changed. If the host did not refresh its tools, keep dispatching through {gw}: {DISPATCH_EXAMPLES}.\n\
-         - start: {START_DESCRIPTION}\n"
+        "Herdr Link starts dormant: only {gw} is listed. Call it once with {{}}; the host then receives notifications/tools/list_changed. "
     );
     match naming.host {
         McpHost::Claude | McpHost::OpenCode | McpHost::Gemini => {
@@ -511,22 +339,33 @@ pub fn mcp_appendix(naming: &McpNaming) -> String {
                 let shown = naming.shown(t).unwrap_or_default();
                 text.push_str(&format!("\n- {t} -> {shown}"));
             }
+            text.push_str(&format!(
+                "\nIf the host did not refresh its tools, keep dispatching through {gw}: {}",
+                rules_onto_actions(&gw)
+            ));
         }
         McpHost::Codex => text.push_str(&format!(
-            "In this host the tools sit in the namespace mcp__{s} under their canonical names. It does not show the tools that notifications/tools/list_changed announces, so use {GATEWAY}'s actions for every capability: where the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call {GATEWAY} with action start, send, peers or close. Should the namespace list them, they may be called directly."
+            "In this host the tools sit in the namespace mcp__{s} under their canonical names. It does not show the tools that notifications/tools/list_changed announces, so use {GATEWAY}'s actions for every capability: {} Should the namespace list them, they may be called directly.",
+            rules_onto_actions(GATEWAY)
         )),
         McpHost::Qwen => text.push_str(&format!(
             "In this host the gateway is {gw}. It does not show the tools that notifications/tools/list_changed announces, so use {GATEWAY}'s actions for every capability: where the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call {gw} with action start, send, peers or close. Should the host list them (as mcp__{s}__{TOOL_SEND} and so on), they may be called directly."
         )),
         McpHost::Agy => text.push_str(&format!(
-            "In this host every tool is called through call_mcp_tool with ServerName \"{s}\", ToolName the canonical name ({GATEWAY}, {}) and Arguments the tool's input object.",
-            tier1_list()
+            "In this host every tool is called through call_mcp_tool with ServerName \"{s}\", ToolName the canonical name ({GATEWAY}, {}) and Arguments the tool's input object. If the host did not refresh its tools, keep dispatching through {GATEWAY}: {}",
+            tier1_list(),
+            rules_onto_actions(GATEWAY)
         )),
         McpHost::Other => text.push_str(&format!(
-            "The host shows the tools under its own names for the MCP server \"{s}\" (for example mcp__{s}__{TOOL_SEND} or {s}_{TOOL_SEND}); the canonical name the rules above use ({GATEWAY}, {}) is always the last part of the name shown.",
-            tier1_list()
+            "The host shows the tools under its own names for the MCP server \"{s}\" (for example mcp__{s}__{TOOL_SEND} or {s}_{TOOL_SEND}); the canonical name the rules above use ({GATEWAY}, {}) is always the last part of the name shown. If the host did not refresh its tools, keep dispatching through {gw}: {}",
+            tier1_list(),
+            rules_onto_actions(&gw)
         )),
     }
+    text.push_str(&format!(
+        "\nEvery capability is an action of {gw}: {DISPATCH_FORM}{}",
+        action_reference()
+    ));
     text
 }
 
@@ -602,6 +441,23 @@ pub fn document(style: Style, view: View, catalog: bool) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::{MAX_MESSAGE_CHARS, MAX_START_ARGS};
+    use crate::protocol::START_DESCRIPTION;
+
+    /// The Tier 1 definition of `name`.
+    fn tier1_tool(name: &str) -> Tool {
+        tier1().into_iter().find(|t| t.name == name).unwrap()
+    }
+
+    /// The input fields a tool's schema declares.
+    fn property_keys(tool: &Tool) -> Vec<String> {
+        tool.input_schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    }
 
     fn names(style: Style, view: View, catalog: bool) -> Vec<&'static str> {
         tools(style, view, catalog).iter().map(|t| t.name).collect()
@@ -643,7 +499,7 @@ mod tests {
             contract(Style::Mcp, View::Active).unwrap()
         );
         assert!(gw.ends_with(&rule_then_contract), "{gw}");
-        let close = close_tool().description;
+        let close = tier1_tool(TOOL_CLOSE).description;
         for f in [
             "later tool step",
             "caller owns the lifecycle decision",
@@ -659,11 +515,13 @@ mod tests {
             let lower = t.description.to_lowercase();
             assert!(!lower.contains("final message") && !lower.contains("send first"));
         }
-        assert!(start_tool().description.starts_with(START_DESCRIPTION));
-        let send = send_tool().input_schema;
+        assert!(tier1_tool(TOOL_START)
+            .description
+            .starts_with(START_DESCRIPTION));
+        let send = tier1_tool(TOOL_SEND).input_schema;
         let keys: Vec<_> = send["properties"].as_object().unwrap().keys().collect();
         assert_eq!(keys, ["to", "message"]);
-        assert!(start_tool().input_schema["properties"]
+        assert!(tier1_tool(TOOL_START).input_schema["properties"]
             .get("pane")
             .is_none());
         let gw = contract(Style::Gateway, View::Active).unwrap();
@@ -807,13 +665,7 @@ mod tests {
     #[test]
     fn dispatcher_is_tiny_and_the_contract_carries_the_actions() {
         let d = dispatcher();
-        let keys: Vec<_> = d.input_schema["properties"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .cloned()
-            .collect();
-        assert_eq!(keys, ["action", "arguments"]);
+        assert_eq!(property_keys(&d), ["action", "arguments"]);
         assert_eq!(tools(Style::Gateway, View::Dormant, false)[0], d);
         assert_eq!(tools(Style::Gateway, View::Active, false)[0], d);
         // No Tier 1 semantics while dormant: no tool description, no argument of an action.
@@ -850,6 +702,122 @@ mod tests {
             "\n    message (string, required, at most {MAX_MESSAGE_CHARS} characters): "
         )));
         assert!(contract.contains("- action \"close\" (herdr_link_close): "));
+    }
+
+    /// Every naming the MCP server can use, plus the single-gateway style: the texts a model that
+    /// only ever sees the gateway gets once active.
+    fn gateway_only_texts() -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for host in [
+            McpHost::Claude,
+            McpHost::Codex,
+            McpHost::OpenCode,
+            McpHost::Agy,
+            McpHost::Gemini,
+            McpHost::Qwen,
+            McpHost::Other,
+        ] {
+            for server in ["herdr_link", "link2"] {
+                let n = naming(host, server);
+                out.push((format!("{host:?}/{server} contract"), mcp_contract(&n)));
+                let active = mcp_tools(View::Active, &n);
+                out.push((
+                    format!("{host:?}/{server} active gateway"),
+                    active[0].description.clone(),
+                ));
+            }
+        }
+        out.push((
+            "single gateway contract".into(),
+            contract(Style::Gateway, View::Active).unwrap(),
+        ));
+        out
+    }
+
+    /// The drift test: every field of every Tier 1 schema, with its type and whether it is
+    /// required, every rule and the result (the tool's description) reach the model under the
+    /// action's own entry, in every naming. Adding a field to a Tier 1 schema cannot forget the
+    /// gateway.
+    #[test]
+    fn every_naming_carries_the_whole_tier1_surface() {
+        for (what, text) in gateway_only_texts() {
+            assert!(text.contains(CONTRACT), "{what}");
+            for ((action, name), tool) in ACTIONS.into_iter().zip(tier1()) {
+                let head = format!("\n- action \"{action}\" ({name}): ");
+                let at = text
+                    .find(&head)
+                    .unwrap_or_else(|| panic!("{what}: no entry for action {action}"));
+                let entry = &text[at + head.len()..];
+                let entry = &entry[..entry.find("\n- action ").unwrap_or(entry.len())];
+                assert!(entry.starts_with(&tool.description), "{what} {action}");
+                assert!(
+                    entry.contains(&result_example(name).unwrap().to_string()),
+                    "{what} {action}: no result"
+                );
+                let props = tool.input_schema["properties"].as_object().unwrap();
+                for (key, p) in props {
+                    let need = if tier1::is_required(&tool, key) {
+                        "required"
+                    } else {
+                        "optional"
+                    };
+                    let line = format!("\n    {key} ({}, {need}", tier1::type_text(p));
+                    assert!(entry.contains(&line), "{what} {action}: no `{line}`");
+                    let d = p["description"].as_str().unwrap();
+                    assert!(entry.contains(d), "{what} {action}.{key}: {d}");
+                }
+                if props.is_empty() {
+                    assert!(entry.contains("Arguments: none."), "{what} {action}");
+                }
+            }
+        }
+        // The rules between the fields, as issue 32 names them, in the start and send entries.
+        let reference = tier1::action_reference();
+        for rule in [
+            "exactly one launch source: config_agent",
+            "kind and args together",
+            "with and cwd never go together",
+            "At most 128,000 bytes as the message envelope encodes it",
+            "The caller owns the lifecycle decision",
+            "Call it as a standalone later tool step",
+        ] {
+            assert!(reference.contains(rule), "{rule}");
+        }
+    }
+
+    /// While dormant the MCP gateway carries no Tier 1 schema, rule or description (§3), in
+    /// every naming: only how to activate.
+    #[test]
+    fn the_dormant_mcp_gateway_is_minimal() {
+        for host in [McpHost::Claude, McpHost::Codex, McpHost::Other] {
+            let dormant = &mcp_tools(View::Dormant, &naming(host, "herdr_link"))[0];
+            let text = format!("{} {}", dormant.description, dormant.input_schema);
+            for t in tier1() {
+                assert!(!text.contains(t.name), "{host:?}: {}", t.name);
+                for (key, p) in t.input_schema["properties"].as_object().unwrap() {
+                    assert!(!text.contains(&format!("\"{key}\"")), "{host:?}: {key}");
+                    assert!(!text.contains(&format!("    {key} (")), "{host:?}: {key}");
+                    assert!(
+                        !text.contains(p["description"].as_str().unwrap()),
+                        "{host:?}: {key}"
+                    );
+                }
+            }
+            for fragment in [
+                "config_agent",
+                "cwd",
+                "later tool step",
+                "delivery only",
+                "lifecycle",
+                "list_changed",
+                CONTRACT,
+                NORMAL_MESSAGING_RULE,
+            ] {
+                assert!(!text.contains(fragment), "{host:?}: {fragment}");
+            }
+            assert_eq!(property_keys(dormant), ["action", "arguments"]);
+            assert!(dormant.description.contains("Call it once with {}"));
+        }
     }
 
     #[test]

@@ -589,3 +589,61 @@ fn the_gateway_dispatches_only_where_the_style_offers_it() {
     assert!(!a.active("style-bad"));
     assert!(w.calls().is_empty());
 }
+
+/// The keys of a JSON value, recursively (an array by its first element): its shape.
+fn shape(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), shape(v))).collect()),
+        Value::Array(a) => Value::Array(a.iter().take(1).map(shape).collect()),
+        _ => Value::Null,
+    }
+}
+
+/// The result each Tier 1 tool describes to the model (`presentation::result_example`, in every
+/// description and every gateway action entry) is the one it returns: the same keys, and the
+/// same fixed `status`.
+#[test]
+fn each_tool_returns_the_result_its_description_gives() {
+    use herdr_link::presentation::result_example;
+    let _g = serial();
+    let w = World::standard();
+    let a = abi();
+    let s = "results-1";
+    let results = [
+        (
+            "herdr_link_start",
+            a.tool_in(
+                s,
+                "herdr_link_start",
+                json!({"name": "fresh", "kind": "pi", "args": []}),
+                &w.dir,
+            ),
+        ),
+        ("herdr_link_peers", a.tool(s, "herdr_link_peers", json!({}))),
+        (
+            "herdr_link_send",
+            a.tool(
+                s,
+                "herdr_link_send",
+                json!({"to": "worker-a", "message": "hello"}),
+            ),
+        ),
+        (
+            "herdr_link_close",
+            a.tool(s, "herdr_link_close", json!({"agent": "worker-a"})),
+        ),
+    ];
+    for (tool, r) in results {
+        assert_eq!(r["ok"], true, "{tool}: {r}");
+        let described = result_example(tool).unwrap();
+        assert_eq!(shape(&r["result"]), shape(&described), "{tool}: {r}");
+        assert_eq!(r["result"].get("status"), described.get("status"), "{tool}");
+    }
+    // The shape check sees a missing or extra key.
+    assert_ne!(shape(&json!({"a": 1})), shape(&json!({"a": 1, "b": 2})));
+    assert_ne!(
+        shape(&json!({"p": [{"a": 1}]})),
+        shape(&json!({"p": [{"b": 1}]}))
+    );
+    a.end(s);
+}

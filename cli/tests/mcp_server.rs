@@ -700,3 +700,62 @@ fn a_client_named_in_meta_gets_its_form() {
     assert_eq!(blocks(&answer)[1], expected, "{answer}");
     assert_eq!(s.eof().0.code(), Some(0));
 }
+
+/// A client that never refreshes its tools (Codex) or that the server cannot name: the dormant
+/// gateway plus the activation result name every input of every action, each under its own
+/// action, with its type and whether it is required (the Tier 1 schemas read from the server's
+/// own active `tools/list`); the dormant gateway alone names none of them.
+#[test]
+fn the_gateway_alone_gives_every_action_its_inputs() {
+    let w = World::new(WORLD);
+    for client in ["codex-mcp-client", "raw-test"] {
+        let mut s = Server::start(&w.inside(), &[], None);
+        s.handshake_as(client);
+        let dormant = s.ask(1, "tools/list", json!({}));
+        let gateway = dormant["result"]["tools"][0].to_string();
+        let dormant_schema = dormant["result"]["tools"][0]["inputSchema"].to_string();
+        let dormant_description = dormant["result"]["tools"][0]["description"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let answer = s.call(2, "herdr_link", json!({})).pop().unwrap();
+        let text = format!("{gateway}\n{}", blocks(&answer).join("\n"));
+        let active = s.ask(3, "tools/list", json!({}));
+        let tier1 = &active["result"]["tools"].as_array().unwrap()[1..];
+        assert_eq!(tier1.len(), 4, "{active}");
+        for tool in tier1 {
+            let name = tool["name"].as_str().unwrap();
+            let action = name.strip_prefix("herdr_link_").unwrap();
+            let head = format!("\n- action \"{action}\" ({name}): ");
+            let at = text
+                .find(&head)
+                .unwrap_or_else(|| panic!("{client}: no entry for {action}"));
+            let entry = &text[at..];
+            let entry = &entry[..entry[1..]
+                .find("\n- action ")
+                .map_or(entry.len(), |e| e + 1)];
+            let schema = &tool["inputSchema"];
+            let required = schema["required"].as_array().cloned().unwrap_or_default();
+            for (key, p) in schema["properties"].as_object().unwrap() {
+                let ty = match p["type"].as_str().unwrap() {
+                    "array" => format!("array of {}s", p["items"]["type"].as_str().unwrap()),
+                    t => t.to_string(),
+                };
+                let need = if required.contains(&json!(key)) {
+                    "required"
+                } else {
+                    "optional"
+                };
+                let line = format!("\n    {key} ({ty}, {need}");
+                assert!(entry.contains(&line), "{client} {action}: no {line:?}");
+                assert!(
+                    !dormant_schema.contains(&format!("\"{key}\""))
+                        && !dormant_description.contains(&format!("    {key} (")),
+                    "{client}: the dormant gateway names {key}"
+                );
+            }
+        }
+        assert!(!gateway.contains("herdr_link_"), "{client}: {gateway}");
+        assert_eq!(s.eof().0.code(), Some(0));
+    }
+}

@@ -179,12 +179,18 @@ fn claude_user_level_merges_backs_up_is_idempotent_and_uninstalls() {
         .lines()
         .filter(|l| l.starts_with('-') && !l.starts_with("---"))
     {
-        // The only lines a merge may touch: the closing brace that gains a comma.
+        // The only lines a merge may touch: the last entry of an object or list, which gains a
+        // comma (and comes back with it).
         assert!(
-            line.trim_end().ends_with('}'),
+            out.contains(&format!("\n+{},\n", &line[1..])),
             "dry run removes {line:?}\n{out}"
         );
     }
+    // The permission rule shows in the diff, after the user's own rule.
+    assert!(
+        out.contains("-            \"Bash(npm test)\"\n+            \"Bash(npm test)\",\n+            \"mcp__herdr_link\"\n"),
+        "{out}"
+    );
 
     let out = ok(&h.setup(&["claude", "--bin", bin, "--herdr", herdr]));
     assert!(out.contains("does not set HERDR_BIN_PATH"), "{out}");
@@ -200,6 +206,12 @@ fn claude_user_level_merges_backs_up_is_idempotent_and_uninstalls() {
     );
     let settings: Value = serde_json::from_str(&h.read("home/.claude/settings.json")).unwrap();
     assert_eq!(keys(&settings), ["permissions", "hooks", "model"]);
+    // Link's tools run without a prompt in Claude Code's default permission mode; the user's
+    // rules stay first.
+    assert_eq!(
+        settings["permissions"],
+        json!({"allow": ["Bash(npm test)", "mcp__herdr_link"]})
+    );
     assert_eq!(
         settings["hooks"]["PreToolUse"],
         json!([
@@ -296,10 +308,15 @@ fn claude_project_level_with_a_current_herdr_pins_nothing() {
                 "/usr/bin/herdr-link shim-env --dir {}",
                 h.home().join(".local/share/herdr-link/shim").display()
             )}]}]
-        }})
+        },
+        "permissions":{"allow":["mcp__herdr_link"]}})
     );
     assert!(!h.home().join(".claude.json").exists());
     assert!(h.backups().is_empty(), "new files need no backup");
+    // Uninstall removes the rule and the containers it alone filled.
+    ok(&h.setup(&["claude", "--project", "proj", "--uninstall"]));
+    let settings: Value = serde_json::from_str(&h.read("proj/.claude/settings.json")).unwrap();
+    assert_eq!(settings, json!({}));
 }
 
 #[test]
@@ -364,6 +381,14 @@ fn codex_keeps_comments_and_order_and_passes_the_herdr_variables() {
             .output()
             .unwrap()
     };
+    // --dry-run shows the approval mode among the entry's keys, and writes nothing.
+    let before = h.snapshot();
+    let out = ok(&run(&["--dry-run"]));
+    assert!(
+        out.contains("+args = [\"mcp\"]\n+default_tools_approval_mode = \"approve\"\n"),
+        "{out}"
+    );
+    assert_eq!(h.snapshot(), before);
     ok(&run(&["--pass-env", "MY_VAR"]));
     let config = h.read("codex/config.toml");
     assert!(config.starts_with(
@@ -392,10 +417,25 @@ fn codex_keeps_comments_and_order_and_passes_the_herdr_variables() {
 
     ok(&run(&["--uninstall"]));
     assert_eq!(h.read("codex/config.toml"), CODEX_CONFIG);
+
     assert_eq!(
         serde_json::from_str::<Value>(&h.read("codex/hooks.json")).unwrap(),
         json!({})
     );
+    // An approval mode the user chose stays (here: ask for every Link call).
+    let chosen = format!(
+        "{CODEX_CONFIG}\n[mcp_servers.herdr_link]\ndefault_tools_approval_mode = \"prompt\"\n"
+    );
+    h.write("codex/config.toml", &chosen);
+    ok(&run(&[]));
+    let config = h.read("codex/config.toml");
+    assert!(
+        config.contains(
+            "[mcp_servers.herdr_link]\ndefault_tools_approval_mode = \"prompt\"\ncommand"
+        ),
+        "{config}"
+    );
+    assert_eq!(config.matches("default_tools_approval_mode").count(), 1);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict"
 import { test } from "node:test"
 import { assertRunHealthy, runRoute } from "./lib/e2e.mjs"
-import { claude, codex, gemini, opencodeMcp, opencodePlugin, qwen } from "./lib/hosts.mjs"
+import { claude, codex, codexWorkspaceWrite, gemini, opencodeMcp, opencodePlugin, qwen } from "./lib/hosts.mjs"
 import { REPO, Sandbox } from "./lib/sandbox.mjs"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -26,6 +26,7 @@ const END_TURN_REASON = reason("REASON_END_TURN")
 const BLOCK_REASON = {
   claude: reason("REASON_BLOCK_EITHER"),
   codex: reason("REASON_BLOCK_GATEWAY"),
+  "codex-workspace-write": reason("REASON_BLOCK_GATEWAY"),
   "opencode-mcp": reason("REASON_BLOCK_EITHER"),
   "opencode-plugin": reason("REASON_BLOCK_GATEWAY"),
   gemini: reason("REASON_BLOCK_EITHER"),
@@ -59,7 +60,7 @@ const waits = (sb) => sb.argvLog().filter((a) => a[0] === "agent" && a[1] === "w
 const prompts = (sb) => sb.argvLog().filter((a) => a[0] === "agent" && a[1] === "prompt")
 
 const ONLY = process.env.HERDR_E2E_ONLY?.split(",")
-const ROUTES = [claude, codex, opencodeMcp, opencodePlugin, gemini, qwen].filter((r) => !ONLY || ONLY.includes(r.name))
+const ROUTES = [claude, codex, codexWorkspaceWrite, opencodeMcp, opencodePlugin, gemini, qwen].filter((r) => !ONLY || ONLY.includes(r.name))
 
 // Gemini CLI and Qwen Code: the active wait starts with a command that shows whether the shell
 // ran at all, so the check tells the hook's block (before the shell) from the herdr shim's

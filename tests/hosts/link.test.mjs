@@ -4,8 +4,9 @@
 import assert from "node:assert/strict"
 import { test } from "node:test"
 import { activationIndex, assertRunHealthy, exposure, holdsContract, jsonOf, runRoute } from "./lib/e2e.mjs"
-import { PINNED, claude, claudeInline, codex, gemini, opencodeMcp, opencodePlugin, qwen } from "./lib/hosts.mjs"
+import { PINNED, claude, claudeInline, codex, codexWorkspaceWrite, gemini, opencodeMcp, opencodePlugin, qwen } from "./lib/hosts.mjs"
 import { linkSurface, strings } from "./lib/script.mjs"
+import { tier1Tools } from "./lib/surface.mjs"
 import { IN_NETNS, Sandbox, assertLoopbackOnly, interfaces } from "./lib/sandbox.mjs"
 
 const MESSAGE = "Please review the design in docs/design.md."
@@ -30,7 +31,8 @@ const EXPOSURE = {
   claude: { version: PINNED["@anthropic-ai/claude-code"], tier1By: { "2.1.332": 3 }, toolSearch: true },
   "claude-inline": { version: PINNED["@anthropic-ai/claude-code"], tier1By: { "2.1.332": 3 } },
   // Codex ignores list_changed
-  codex: { version: PINNED["@openai/codex"], tier1By: { "0.169.0": null } },
+  codex: { version: PINNED["@openai/codex"], tier1By: { "0.171.0": null } },
+  "codex-workspace-write": { version: PINNED["@openai/codex"], tier1By: { "0.171.0": null } },
   "opencode-mcp": { version: PINNED["opencode-linux-x64"], tier1By: { "1.18.33": 3 } },
   // the plugin is single-gateway by design, whatever the version
   "opencode-plugin": { version: PINNED["opencode-linux-x64"], tier1By: { "1.18.33": null } },
@@ -105,7 +107,7 @@ const HOST_FORM = {
 
 const ONLY = process.env.HERDR_E2E_ONLY?.split(",")
 
-for (const route of [claude, claudeInline, codex, opencodeMcp, opencodePlugin, gemini, qwen].filter((r) => !ONLY || ONLY.includes(r.name))) {
+for (const route of [claude, claudeInline, codex, codexWorkspaceWrite, opencodeMcp, opencodePlugin, gemini, qwen].filter((r) => !ONLY || ONLY.includes(r.name))) {
   test(`${route.name}: the Link flow in the real host`, async () => {
     // Herdr submits a prompt 300 ms after typing it, and closing the receiver first would
     // lose it (real Herdr too): the close goal waits until the send's submission is in
@@ -185,6 +187,84 @@ for (const route of [claude, claudeInline, codex, opencodeMcp, opencodePlugin, g
 
       // Tier 1 tools or gateway dispatch, whichever the host offered at each step.
       assertExposure(run, route)
+    } finally {
+      await run.done()
+    }
+  })
+}
+
+// A model that only ever sees the gateway (Codex and Qwen Code never show Tier 1; Claude Code defers it): the
+// request that follows activation must give it every action's inputs and rules, and a start, a
+// send and a close made only through `herdr_link {"action":…}` with exactly those inputs work.
+const GATEWAY_ONLY = [
+  { link: "activate" },
+  { link: "start", via: "gateway", args: { name: "helper", kind: "pi", args: [] } },
+  { link: "send", via: "gateway", args: { to: "helper", message: MESSAGE } },
+  { link: "close", via: "gateway", args: { agent: "helper" } },
+]
+
+/** The entry of `action` in the gateway's action reference within `text`, or undefined. */
+function actionEntry(text, action, tool) {
+  const head = `\n- action "${action}" (${tool}): `
+  const at = text.indexOf(head)
+  if (at < 0) return undefined
+  const rest = text.slice(at + head.length)
+  const end = rest.search(/\n- action "|\n[^ \n]/)
+  return end < 0 ? rest : rest.slice(0, end)
+}
+
+const TIER1 = await tier1Tools()
+const ACTION_OF = { herdr_link_start: "start", herdr_link_peers: "peers", herdr_link_send: "send", herdr_link_close: "close" }
+
+for (const route of [claude, codex, codexWorkspaceWrite, qwen].filter((r) => !ONLY || ONLY.includes(r.name))) {
+  test(`${route.name}: the gateway alone carries every action, and a start, a send and a close through it work`, async () => {
+    const sb = new Sandbox(`${route.name}-gw`)
+    const goals = GATEWAY_ONLY.map((g) => (g.link === "close" ? { ...g, before: () => sb.prompts() } : g))
+    const run = await runRoute(route, goals, { sandbox: sb })
+    try {
+      assertRunHealthy(run)
+      const d = run.describe()
+      assert.deepEqual(run.steps.map((s) => s.style), ["gateway", "gateway", "gateway", "gateway"], d)
+
+      // What the model holds right after activation: for each action, every input field of the
+      // Tier 1 schema the server lists, with its type and whether it is required, its
+      // description, and the tool's own description (its rules and its result).
+      const act = activationIndex(run, route.naming)
+      const text = strings(run.requests[act].body)
+      for (const tool of TIER1) {
+        const action = ACTION_OF[tool.name]
+        const entry = actionEntry(text, action, tool.name)
+        assert.ok(entry, `${route.name}: no entry for action ${action} after activation\n${d}`)
+        const props = tool.inputSchema.properties ?? {}
+        const required = tool.inputSchema.required ?? []
+        for (const [key, p] of Object.entries(props)) {
+          const type = p.type === "array" ? `array of ${p.items.type}s` : p.type
+          const line = `\n    ${key} (${type}, ${required.includes(key) ? "required" : "optional"}`
+          assert.ok(entry.includes(line), `${route.name} ${action}: no ${JSON.stringify(line)} in\n${entry}`)
+          assert.ok(entry.includes(p.description), `${route.name} ${action}.${key}: description missing`)
+        }
+        // The Tier 1 description without the sentence MCP adds to every Tier 1 tool.
+        const own = tool.description.slice(0, tool.description.indexOf(" For normal inter-agent messaging"))
+        assert.ok(own.length > 0 && entry.startsWith(own), `${route.name} ${action}: the tool's description is not the entry's\n${entry}`)
+        assert.match(entry, /Result: \{/, `${route.name} ${action}: no result`)
+      }
+      const start = actionEntry(text, "start", "herdr_link_start")
+      for (const rule of ["exactly one launch source", "kind and args together", "config_agent never goes with kind or args", "with and cwd never go together"]) {
+        assert.ok(start.includes(rule), `${route.name}: start rule ${JSON.stringify(rule)} missing`)
+      }
+      assert.match(actionEntry(text, "send", "herdr_link_send"), /At most 128,000 bytes as the message envelope encodes it/)
+      assert.match(actionEntry(text, "close", "herdr_link_close"), /caller owns the lifecycle decision/)
+
+      // Start, send and close through the gateway alone, with exactly those inputs.
+      const [, started, sent, closed] = run.steps
+      assert.deepEqual(jsonOf(started.output), { status: "started", agent: "helper", kind: "pi" }, d)
+      assert.ok(sb.argvLog().some((a) => a[0] === "agent" && a[1] === "start" && a[2] === "helper"), JSON.stringify(sb.argvLog()))
+      assert.equal(jsonOf(sent.output)?.status, "sent", d)
+      const prompts = sb.prompts()
+      assert.deepEqual(prompts.map((p) => p.name), ["helper"], JSON.stringify(prompts))
+      assert.equal(JSON.parse(prompts[0].text.split("\n").at(-1)).message, MESSAGE)
+      assert.deepEqual(jsonOf(closed.output), { status: "closed", agent: "helper" }, d)
+      assert.ok(sb.argvLog().some((a) => a[0] === "pane" && a[1] === "close"), JSON.stringify(sb.argvLog()))
     } finally {
       await run.done()
     }

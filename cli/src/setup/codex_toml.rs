@@ -70,8 +70,16 @@ fn strings(items: &[&str]) -> Value {
     Value::Array(a)
 }
 
+/// Codex's approval mode for the server's tools: `approve` runs them without asking. In Codex's
+/// default sandbox (`workspace-write`) every MCP tool call otherwise needs an approval, which
+/// headless `codex exec` (`approval_policy = "never"`) refuses outright and an interactive
+/// worker waits on (docs/setup.md, "Permissions"). Set on the server, not per tool: Codex shows
+/// only the gateway, whose actions carry every capability, start included.
+pub const APPROVAL_MODE: &str = "approve";
+
 /// Writes `[mcp_servers.herdr_link]` (keeping any other key the user put there and every
-/// variable already listed in `env_vars`) and `[features] hooks = true`.
+/// variable already listed in `env_vars`), its `default_tools_approval_mode`, and
+/// `[features] hooks = true`.
 pub fn install(doc: &mut DocumentMut, server: &Server, what: &str) -> Result<(), String> {
     let root = doc.as_table_mut();
     let servers = table(root, "mcp_servers", what)?;
@@ -79,7 +87,13 @@ pub fn install(doc: &mut DocumentMut, server: &Server, what: &str) -> Result<(),
     entry.set_implicit(false);
     set(entry, "command", Value::from(server.command));
     set(entry, "args", strings(&["mcp"]));
-    set(entry, "default_tools_approval_mode", Value::from("approve"));
+    if !entry.contains_key("default_tools_approval_mode") {
+        // A mode the user chose (`prompt`: ask for every Link call) stays.
+        entry.insert(
+            "default_tools_approval_mode",
+            Item::Value(APPROVAL_MODE.into()),
+        );
+    }
 
     let mut vars: Vec<String> = entry
         .get("env_vars")

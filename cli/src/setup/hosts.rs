@@ -14,6 +14,13 @@ use herdr_link::paths::{self, shell_word};
 /// The MCP server's name on every host (an underscore: a hyphen breaks Codex's tool surface).
 const SERVER: &str = "herdr_link";
 
+/// The Claude Code permission rule that lets every tool of the server run without a prompt
+/// (`mcp__<server>` covers all of them): in Claude Code's default permission mode each MCP
+/// call otherwise waits for a person, and `claude -p` refuses it.
+fn claude_allow_rule() -> String {
+    format!("mcp__{SERVER}")
+}
+
 /// Variables Codex passes to the server (it does not pass its own environment).
 const CODEX_ENV_VARS: &[&str] = &[
     "HERDR_ENV",
@@ -216,9 +223,11 @@ fn claude(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         if o.uninstall {
             js::remove_guard_hook(root, "claude");
             js::remove_event_hook(root, "SessionStart", js::is_shim_env_command);
+            js::remove_allow_rule(root, &claude_allow_rule());
             Ok(())
         } else {
             js::add_guard_hook(root, &hook, "claude", what)?;
+            js::add_allow_rule(root, &claude_allow_rule(), what)?;
             js::add_event_hook(
                 root,
                 "SessionStart",

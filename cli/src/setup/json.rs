@@ -205,6 +205,43 @@ pub fn remove_event_hook(root: &mut Value, event: &str, ours: impl Fn(&str) -> b
     }
 }
 
+/// Adds `rule` to `permissions.allow` in a Claude Code settings document, once (the list and
+/// `permissions` are created when missing; the user's other rules stay, in order).
+pub fn add_allow_rule(root: &mut Value, rule: &str, what: &str) -> Result<(), String> {
+    let root = root.as_object_mut().expect("parse() returns objects");
+    let permissions = object_at(root, "permissions", what)?;
+    let allow = permissions
+        .entry("allow")
+        .or_insert_with(|| Value::Array(Vec::new()))
+        .as_array_mut()
+        .ok_or_else(|| format!("{what}: `permissions.allow` is not a JSON array"))?;
+    if !allow.iter().any(|r| r.as_str() == Some(rule)) {
+        allow.push(Value::from(rule));
+    }
+    Ok(())
+}
+
+/// Removes `rule` from `permissions.allow`, and `allow` / `permissions` when that emptied them.
+pub fn remove_allow_rule(root: &mut Value, rule: &str) {
+    let Some(root) = root.as_object_mut() else {
+        return;
+    };
+    let Some(Value::Object(permissions)) = root.get_mut("permissions") else {
+        return;
+    };
+    let Some(Value::Array(allow)) = permissions.get_mut("allow") else {
+        return;
+    };
+    let before = allow.len();
+    allow.retain(|r| r.as_str() != Some(rule));
+    if allow.len() != before && allow.is_empty() {
+        permissions.shift_remove("allow");
+        if permissions.is_empty() {
+            root.shift_remove("permissions");
+        }
+    }
+}
+
 /// Whether a hooks document still holds any hook at all.
 pub fn has_any_hook(root: &Value) -> bool {
     root.get("hooks")
@@ -278,6 +315,31 @@ mod tests {
         assert_eq!(v, before);
         assert!(is_shim_env_command("'/a b/herdr-link' shim-env --dir '/d'"));
         assert!(!is_shim_env_command("/x/other shim-env"));
+    }
+
+    #[test]
+    fn allow_rule_added_once_and_removed() {
+        let mut v = json!({"permissions":{"allow":["Bash(ls:*)"],"deny":["WebFetch"]},"model":"x"});
+        let before = v.clone();
+        add_allow_rule(&mut v, "mcp__herdr_link", "f").unwrap();
+        add_allow_rule(&mut v, "mcp__herdr_link", "f").unwrap();
+        assert_eq!(
+            v["permissions"]["allow"],
+            json!(["Bash(ls:*)", "mcp__herdr_link"])
+        );
+        remove_allow_rule(&mut v, "mcp__herdr_link");
+        assert_eq!(v, before);
+        let mut only = json!({});
+        add_allow_rule(&mut only, "mcp__herdr_link", "f").unwrap();
+        assert_eq!(only, json!({"permissions":{"allow":["mcp__herdr_link"]}}));
+        remove_allow_rule(&mut only, "mcp__herdr_link");
+        assert_eq!(only, json!({}));
+        // A user's empty list is theirs: removing a rule that is not there changes nothing.
+        let mut empty = json!({"permissions":{"allow":[]}});
+        remove_allow_rule(&mut empty, "mcp__herdr_link");
+        assert_eq!(empty, json!({"permissions":{"allow":[]}}));
+        assert!(add_allow_rule(&mut json!({"permissions":{"allow":{}}}), "r", "f").is_err());
+        assert!(add_allow_rule(&mut json!({"permissions":[]}), "r", "f").is_err());
     }
 
     #[test]

@@ -62,7 +62,7 @@ export const claude = {
       cmd: bin("@anthropic-ai/claude-code/bin/claude.exe"),
       args: (prompt) => [
         "-p", prompt,
-        "--allowedTools", "Bash,mcp__herdr_link",
+        "--allowedTools", "Bash",
         "--output-format", "stream-json", "--verbose",
         "--model", "claude-sonnet-4-5",
       ],
@@ -78,18 +78,25 @@ export const claude = {
   },
 }
 
+/**
+ * Codex with full access: nothing is sandboxed or approved. `codexWorkspaceWrite` below is the
+ * same route in the sandbox Codex runs a trusted project in (each MCP tool call needs an
+ * approval there unless the server's config says otherwise, which `herdr-link setup codex`
+ * does). Headless `codex exec` never asks a person (`approval_policy = "never"`).
+ */
 export const codex = {
   name: "codex",
   agentKind: "codex",
   naming: { prefix: "", namespace: "mcp__herdr_link" },
   shellTool: "exec_command",
+  sandbox: "danger-full-access",
   setup(sb, model) {
     const home = join(sb.root, "codex-home")
     sb.file("codex-home/config.toml", `# test only: the scripted model, no updates, no analytics, no network plugins (setup adds the rest)
 model = "gpt-5"
 model_provider = "fake"
 approval_policy = "never"
-sandbox_mode = "danger-full-access"
+sandbox_mode = "${this.sandbox}"
 check_for_update_on_startup = false
 
 [model_providers.fake]
@@ -112,7 +119,7 @@ in_app_updates = false
     const written = readFileSync(join(home, "config.toml"), "utf8")
     const doc = withBinary(fencedBlock("docs/mcp.md", "Codex", "toml"))
     const field = (text, key) => new RegExp(`^${key} = (.*)$`, "m").exec(text.slice(text.indexOf("[mcp_servers.herdr_link]")))?.[1]
-    for (const key of ["command", "args"]) assertDocMatches(field(doc, key), field(written, key), `Codex's ${key}`)
+    for (const key of ["command", "args", "default_tools_approval_mode"]) assertDocMatches(field(doc, key), field(written, key), `Codex's ${key}`)
     const vars = (text) => JSON.parse(field(text, "env_vars") ?? "[]")
     const missing = vars(doc).filter((v) => !vars(written).includes(v))
     assert.deepEqual(missing, [], "Codex's env_vars: the docs list variables setup does not pass")
@@ -124,6 +131,9 @@ in_app_updates = false
     }
   },
 }
+
+/** Codex in its default sandbox for a trusted project (`sandbox_mode = "workspace-write"`). */
+export const codexWorkspaceWrite = { ...codex, name: "codex-workspace-write", sandbox: "workspace-write" }
 
 // The packages @opencode-ai/plugin needs at run time (from package-lock.json).
 function pluginClosure() {
@@ -163,10 +173,10 @@ function opencodeRoute(name, { plugin }) {
     setup(sb, model) {
       const config = {
         $schema: "https://opencode.ai/config.json",
-        // test only: the scripted model and offline switches
+        // test only: the scripted model and offline switches; no `permission` key, so OpenCode
+        // runs in its default permission mode (docs/setup.md, "Permissions")
         autoupdate: false,
         share: "disabled",
-        permission: { bash: "allow" },
         provider: {
           fake: {
             npm: "@ai-sdk/openai-compatible",

@@ -65,8 +65,10 @@ function shellCall(api, command, naming) {
 const isSearch = (call) => call.name === "ToolSearch"
 
 /**
- * A `decide` function for the model server. `goals` are `{link: "activate"|"peers"|"send"|
- * "close", args?}` or `{bash: "command"}`, played in order; then the model answers "done". A goal
+ * A `decide` function for the model server. `goals` are `{link: "activate"|"start"|"peers"|
+ * "send"|"close", args?, via?}` or `{bash: "command"}`, played in order; then the model answers
+ * "done". `via: "gateway"` plays a Link goal through the gateway's `action` even when the host
+ * offers its Tier 1 tool (a model that only ever reads the gateway). A goal
  * with `before: () => Promise` is held until that promise settles (to interleave two hosts).
  * Requests without tools (title generation and other side requests) get plain text.
  */
@@ -99,7 +101,7 @@ export function playGoals(goals, naming) {
       return { tool: t.tool, namespace: t.namespace, input }
     }
     const load = (name) => ({ tool: "ToolSearch", input: { query: `select:${name}`, max_results: 5 } })
-    if (goal.link !== "activate") {
+    if (goal.link !== "activate" && goal.via !== "gateway") {
       const tier1 = `herdr_link_${goal.link}`
       if (callable.has(tier1)) return via(tier1, goal.args ?? {})
       if (deferred.has(tier1) && !searched(deferred.get(tier1))) return load(deferred.get(tier1))
