@@ -109,21 +109,35 @@ pub fn path_with_first(dir: &Path, path: &OsStr) -> Option<OsString> {
 pub const REAL_HERDR_VAR: &str = "HERDR_LINK_HERDR";
 
 /// What a host gives its shell commands so that every `herdr` they start meets the shim: inside
-/// Herdr (`HERDR_ENV=1`) with the shim installed (`<shim dir>/herdr` exists), the shim directory
-/// first on PATH ([`path_with_first`]) and `$HERDR_BIN_PATH` naming the shim, with the real
-/// Herdr it named kept in [`REAL_HERDR_VAR`]. `path` and `bin_path` are the commands' current
-/// values; the result holds only the variables to change (nothing outside Herdr, without the
-/// shim, or when already done), so applying it twice changes nothing.
+/// Herdr (`HERDR_ENV=1`) with the shim installed in this user's shim directory ([`shim_dir`]),
+/// [`env_for_commands_in`] that directory.
 pub fn env_for_commands(path: &OsStr, bin_path: Option<&OsStr>) -> Vec<(&'static str, OsString)> {
     let inside = std::env::var_os("HERDR_ENV").is_some_and(|v| v == "1");
-    let Some(dir) = shim_dir().filter(|d| inside && d.join(HERDR).exists()) else {
+    match shim_dir().filter(|_| inside) {
+        Some(dir) => env_for_commands_in(&dir, path, bin_path),
+        None => Vec::new(),
+    }
+}
+
+/// The shell commands' environment changes for the shim in `dir`, once `dir/herdr` exists: the
+/// shim directory first on PATH ([`path_with_first`]) and `$HERDR_BIN_PATH` naming the shim,
+/// with the real Herdr it named kept in [`REAL_HERDR_VAR`]. `path` and `bin_path` are the
+/// commands' current values; the result holds only the variables to change (nothing without
+/// the shim, or when already done), so applying it twice changes nothing. The caller decides
+/// that the commands run inside Herdr.
+pub fn env_for_commands_in(
+    dir: &Path,
+    path: &OsStr,
+    bin_path: Option<&OsStr>,
+) -> Vec<(&'static str, OsString)> {
+    let shim = dir.join(HERDR);
+    if !shim.exists() {
         return Vec::new();
-    };
+    }
     let mut out = Vec::new();
-    if let Some(p) = path_with_first(&dir, path) {
+    if let Some(p) = path_with_first(dir, path) {
         out.push(("PATH", p));
     }
-    let shim = dir.join(HERDR);
     if let Some(real) = bin_path.filter(|b| !b.is_empty() && *b != shim.as_os_str()) {
         out.push((REAL_HERDR_VAR, real.to_os_string()));
         out.push(("HERDR_BIN_PATH", shim.into_os_string()));

@@ -33,7 +33,7 @@ fn hold_turn(pane: &str) -> std::fs::File {
 fn a_missed_delivery_turn_has_its_own_text() {
     let _g = serial();
     let w = World::standard();
-    std::env::set_var("HERDR_LINK_TIMEOUT_MS", "600");
+    std::env::set_var("HERDR_LINK_TURN_WAIT_MS", "600");
     let holder = hold_turn("w1:p2");
     let a = abi();
     let r = a.tool(
@@ -67,7 +67,7 @@ fn a_missed_delivery_turn_has_its_own_text() {
         json!({"to": "worker-a", "message": "hello"}),
     );
     assert_eq!(r["result"]["status"], "sent", "{r}");
-    std::env::remove_var("HERDR_LINK_TIMEOUT_MS");
+    std::env::remove_var("HERDR_LINK_TURN_WAIT_MS");
 }
 
 /// An invalid `to` is PEER_NOT_FOUND whatever the message is: too long, blank, with a NUL, or

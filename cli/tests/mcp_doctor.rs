@@ -10,11 +10,12 @@ use std::process::{Command, Output};
 use harness::{fake_bin, link_bin, World, WORLD};
 
 /// A PATH as in a pane set up by `herdr-link setup`: the herdr shim first, then the (fake) real
-/// Herdr, then the test's own PATH.
+/// Herdr, then the test's own PATH. The links live under Cargo's directory for test files (this
+/// process never gets to remove them), replaced by the next run.
 fn shim_first_path() -> String {
     static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     let dir = DIR.get_or_init(|| {
-        let d = std::env::temp_dir().join(format!("herdr-link-doctor-shim-{}", std::process::id()));
+        let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("doctor-shim");
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(d.join("shim")).unwrap();
         std::fs::create_dir_all(d.join("real")).unwrap();

@@ -720,10 +720,11 @@ fn opencode_guard_plugin_pipes_bash_calls_to_the_guard() {
     let guard = h.write(
         "bin/fake-herdr-link",
         &format!(
-            "#!/bin/sh\n[ \"$1 $4\" = \"shim-env --key\" ] && {{ echo 4242-7; exit 0; }}\n\
+            "#!/bin/sh\n[ \"$1\" = shim-env ] && exec {bin} \"$@\"\n\
              echo \"$*\" >> '{seen}'\ncat >> '{seen}'\necho >> '{seen}'\n\
              case \"$(tail -n 2 '{seen}')\" in *wait*) echo 'use herdr_link_send' >&2; exit 2;; esac\nexit 0\n",
-            seen = seen.display()
+            seen = seen.display(),
+            bin = BIN
         ),
     );
     fs::set_permissions(&guard, fs::Permissions::from_mode(0o755)).unwrap();
@@ -778,14 +779,25 @@ console.log(JSON.stringify(results));
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     let shim = h.home().join(".local/share/herdr-link/shim");
+    // The presence key is node's (the plugin's process: OpenCode's), as `shim-env --json` finds it.
+    let got: Vec<String> = serde_json::from_str(&run("1")).unwrap();
+    let (rest, key) = got[4].rsplit_once('|').unwrap();
     assert_eq!(
-        run("1"),
-        format!(
-            r#"["block: use herdr_link_send","allow","allow","{}:{}:/usr/bin:/bin","{}/herdr|/opt/herdr|4242-7"]"#,
-            shim.display(),
-            node_dir().display(),
-            shim.display()
+        (&got[..4], rest),
+        (
+            &[
+                "block: use herdr_link_send".to_string(),
+                "allow".into(),
+                "allow".into(),
+                format!("{}:{}:/usr/bin:/bin", shim.display(), node_dir().display()),
+            ][..],
+            format!("{}/herdr|/opt/herdr", shim.display()).as_str()
         )
+    );
+    let (pid, start) = key.split_once('-').unwrap();
+    assert!(
+        pid.parse::<u32>().is_ok() && start.parse::<u64>().is_ok(),
+        "{key}"
     );
     let log = fs::read_to_string(&seen).unwrap();
     assert_eq!(log.matches("guard --host opencode").count(), 2, "{log}");

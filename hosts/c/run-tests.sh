@@ -22,15 +22,8 @@ fail() { echo "hosts/c/run-tests.sh: $*" >&2; exit 1; }
 CC="${CC:-cc}"
 command -v "$CC" >/dev/null 2>&1 || fail "no C compiler: $CC (install gcc or clang, or set CC)"
 command -v python3 >/dev/null 2>&1 || fail "python3 is required to check the host's answers"
-if ! command -v valgrind >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "hosts/c/run-tests.sh: installing valgrind" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null \
-      && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null \
-      || fail "could not install valgrind with apt-get"
-  fi
-  command -v valgrind >/dev/null 2>&1 || fail "valgrind is not installed (apt-get install valgrind)"
-fi
+. "$repo/scripts/lib/need-tool.sh"
+need_tool valgrind valgrind hosts/c/run-tests.sh "the leak check runs under valgrind memcheck"
 
 target="${CARGO_TARGET_DIR:-$repo/target}"
 HERDR_LINK_LIB="${HERDR_LINK_LIB:-$target/release/libherdr_link.so}"

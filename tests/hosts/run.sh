@@ -24,6 +24,9 @@ export HERDR_LINK_LIB="$(abs "${HERDR_LINK_LIB:-$target/libherdr_link.so}")"
 [ -f "$HERDR_LINK_LIB" ] || die "no library at $HERDR_LINK_LIB (cargo build --workspace)"
 command -v node >/dev/null || die "node is required"
 command -v npm >/dev/null || die "npm is required"
+# Claude Code's Linux sandbox (shim.test.mjs runs it in its default sandboxed mode) needs socat.
+. "$root/scripts/lib/need-tool.sh"
+need_tool socat socat tests/hosts/run.sh "Claude Code's Linux sandbox needs it"
 
 # The pinned hosts: one download, reused until package-lock.json changes.
 stamp="$here/node_modules/.installed-lock"

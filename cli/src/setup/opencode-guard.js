@@ -10,31 +10,33 @@ const HERDR_LINK = __HERDR_LINK_BIN__
 // The herdr shim (Herdr's CLI front, which refuses waits of an active session where the command
 // really runs): first on PATH for every shell command OpenCode runs inside Herdr.
 const SHIM_DIR = __HERDR_LINK_SHIM_DIR__
-const SHIM = `${SHIM_DIR}/herdr`
 
-// This OpenCode process's presence key, as its MCP server finds its host (asked once): a
-// command that left OpenCode's process tree (setsid, nohup, a double fork) still finds it.
-let presenceKey
-function presence() {
-  if (presenceKey === undefined) {
-    const r = spawnSync(HERDR_LINK, ["shim-env", "--dir", SHIM_DIR, "--key"], { encoding: "utf8", timeout: 10000 })
-    presenceKey = r.status === 0 ? (r.stdout || "").trim() : ""
+// What this OpenCode process's shell commands need set, as `herdr-link shim-env --json` works it
+// out from their PATH and HERDR_BIN_PATH (the library's rule: the shim first on PATH,
+// $HERDR_BIN_PATH naming it, the real Herdr kept, the presence key a command that left
+// OpenCode's process tree still finds): asked once for each PATH and HERDR_BIN_PATH seen.
+const envFor = new Map()
+function shimEnv(path, real) {
+  const id = `${path}\0${real ?? ""}`
+  if (!envFor.has(id)) {
+    const env = { ...process.env, PATH: path }
+    if (real === undefined) delete env.HERDR_BIN_PATH
+    else env.HERDR_BIN_PATH = real
+    const r = spawnSync(HERDR_LINK, ["shim-env", "--dir", SHIM_DIR, "--json"], { env, encoding: "utf8", timeout: 10000 })
+    let set = {}
+    try {
+      if (r.status === 0) set = JSON.parse(r.stdout)
+    } catch {}
+    envFor.set(id, set)
   }
-  return presenceKey
+  return envFor.get(id)
 }
 
 export const HerdrLinkGuard = async () => ({
   "shell.env": async (_input, output) => {
     if (process.env.HERDR_ENV !== "1") return
     const path = output.env.PATH ?? process.env.PATH ?? ""
-    if (path !== SHIM_DIR && !path.startsWith(`${SHIM_DIR}:`)) output.env.PATH = path ? `${SHIM_DIR}:${path}` : SHIM_DIR
-    const real = output.env.HERDR_BIN_PATH ?? process.env.HERDR_BIN_PATH
-    if (real && real !== SHIM) {
-      output.env.HERDR_LINK_HERDR = real
-      output.env.HERDR_BIN_PATH = SHIM
-    }
-    const key = presence()
-    if (key) output.env.HERDR_LINK_PRESENCE = key
+    Object.assign(output.env, shimEnv(path, output.env.HERDR_BIN_PATH ?? process.env.HERDR_BIN_PATH))
   },
   "tool.execute.before": async (input, output) => {
     if (input.tool !== "bash" || process.env.HERDR_ENV !== "1") return

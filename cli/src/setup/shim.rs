@@ -12,6 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
+use herdr_link::paths;
 use herdr_link::presence::{self, HostKey};
 
 use super::files::{read_optional, Change};
@@ -312,11 +313,32 @@ pub enum EnvMode {
     ClaudeHook,
     /// `--print`: print [`env_lines`] (the login-profile block evaluates them).
     Print,
-    /// `--key`: print the presence key only (the OpenCode guard plugin's `shell.env`).
+    /// `--key`: print the presence key only.
     Key,
+    /// `--json`: print, as one JSON object, the variables a shell command of this process's
+    /// parent (the host) needs set: the library's [`paths::env_for_commands_in`] for the shim in
+    /// DIR applied to this process's `PATH` and `HERDR_BIN_PATH`, and the presence key, inside
+    /// Herdr; `{}` outside it (the OpenCode guard plugin's `shell.env`).
+    Json,
 }
 
-/// `herdr-link shim-env --dir DIR [--print | --key]`. Never fails the session: errors go to
+/// [`EnvMode::Json`]'s object, from this process's environment.
+fn env_json(dir: &Path, key: Option<HostKey>) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    if std::env::var_os("HERDR_ENV").is_some_and(|v| v == "1") {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let bin = std::env::var_os("HERDR_BIN_PATH");
+        for (k, v) in paths::env_for_commands_in(dir, &path, bin.as_deref()) {
+            out.insert(k.into(), v.to_string_lossy().into_owned().into());
+        }
+        if let Some(key) = key {
+            out.insert(presence::PRESENCE_VAR.into(), key.to_string().into());
+        }
+    }
+    serde_json::Value::Object(out)
+}
+
+/// `herdr-link shim-env --dir DIR [--print | --key | --json]`. Never fails the session: errors go to
 /// stderr with exit status 1 (a hook error the host reports), never 2.
 pub fn env_hook(dir: &Path, mode: EnvMode) -> i32 {
     use std::io::Write;
@@ -324,6 +346,7 @@ pub fn env_hook(dir: &Path, mode: EnvMode) -> i32 {
     let key = host_key(inherited.as_deref());
     let text = match mode {
         EnvMode::Key => key.map(|k| format!("{k}\n")).unwrap_or_default(),
+        EnvMode::Json => format!("{}\n", env_json(dir, key)),
         EnvMode::Print | EnvMode::ClaudeHook => env_lines(dir, key),
     };
     if mode != EnvMode::ClaudeHook {

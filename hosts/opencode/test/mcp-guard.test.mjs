@@ -6,7 +6,7 @@
 // its child) shares the server's activation as in a real OpenCode.
 import assert from "node:assert/strict"
 import { spawn } from "node:child_process"
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { createInterface } from "node:readline"
 import { test } from "node:test"
@@ -18,7 +18,11 @@ const BIN = process.env.HERDR_LINK_BIN ? resolve(process.env.HERDR_LINK_BIN) : "
 if (!BIN || !existsSync(BIN)) throw new Error(`HERDR_LINK_BIN=${BIN}: the herdr-link binary is required (see run-tests.sh)`)
 const PLUGIN_SOURCE = join(ROOT, "..", "..", "cli", "src", "setup", "opencode-guard.js")
 const WAIT = "herdr agent wait worker"
-const SHIM_DIR = "/home/u/.local/share/herdr-link/shim"
+// The shim directory setup links the herdr shim into (here a stand-in file: the plugin only
+// needs it to exist).
+const SHIM_DIR = join(tempDir("herdr-link-mcp-guard-shim-"), "shim")
+mkdirSync(SHIM_DIR)
+writeFileSync(join(SHIM_DIR, "herdr"), "")
 const PROMPT_WAIT = "herdr agent prompt worker hi --wait"
 
 /** Writes the plugin exactly as setup does (the binary path as a JSON string) and loads it. */
@@ -114,6 +118,14 @@ test("the guard plugin puts the herdr shim first on PATH for shell commands insi
   const again = { env: { PATH: out.env.PATH } }
   await hooks["shell.env"]({ cwd: process.cwd() }, again)
   assert.equal(again.env.PATH, out.env.PATH, "once")
+  // Herdr 0.8.2 and later name their binary in HERDR_BIN_PATH: the commands get the shim there,
+  // the real Herdr kept for it, and this process's presence key (the library's rule, through
+  // `herdr-link shim-env --json`).
+  const named = { env: { HERDR_BIN_PATH: "/opt/herdr" } }
+  await hooks["shell.env"]({ cwd: process.cwd() }, named)
+  assert.equal(named.env.HERDR_BIN_PATH, join(SHIM_DIR, "herdr"))
+  assert.equal(named.env.HERDR_LINK_HERDR, "/opt/herdr")
+  assert.match(named.env.HERDR_LINK_PRESENCE ?? "", new RegExp(`^${process.pid}-\\d+$`))
 })
 
 test("outside Herdr the plugin does not even run the hook", async () => {
