@@ -87,7 +87,11 @@ int32_t hl_is_active(const char *session);
 // unknown or unreadable sessions always get 0. When `reason_out` is not NULL it receives the
 // reason string on 1/2 (release it with `hl_free`) and NULL on 0. An invalid-UTF-8 command is
 // judged on its lossy text. The reason's words hold in every presentation style; a host that
-// knows its style gets the reason in its own terms from `hl_bash_guard_in_style`.
+// knows its style gets the reason in its own terms from `hl_bash_guard_in_style`. Once this
+// process's host has asked `hl_command_env` inside Herdr with the herdr shim installed (its
+// commands then run `herdr` through the shim, which judges the real argv at exec), a `herdr`
+// whose arguments the command text cannot know is allowed here and left to the shim, while the
+// shim is there; otherwise it is judged cautiously.
 //
 // # Safety
 // `session` and `command` are NULL or valid NUL-terminated strings; `reason_out` is NULL or

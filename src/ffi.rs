@@ -139,7 +139,11 @@ pub unsafe extern "C" fn hl_is_active(session: *const c_char) -> i32 {
 /// unknown or unreadable sessions always get 0. When `reason_out` is not NULL it receives the
 /// reason string on 1/2 (release it with `hl_free`) and NULL on 0. An invalid-UTF-8 command is
 /// judged on its lossy text. The reason's words hold in every presentation style; a host that
-/// knows its style gets the reason in its own terms from `hl_bash_guard_in_style`.
+/// knows its style gets the reason in its own terms from `hl_bash_guard_in_style`. Once this
+/// process's host has asked `hl_command_env` inside Herdr with the herdr shim installed (its
+/// commands then run `herdr` through the shim, which judges the real argv at exec), a `herdr`
+/// whose arguments the command text cannot know is allowed here and left to the shim, while the
+/// shim is there; otherwise it is judged cautiously.
 ///
 /// # Safety
 /// `session` and `command` are NULL or valid NUL-terminated strings; `reason_out` is NULL or
@@ -204,7 +208,12 @@ unsafe fn bash_guard(
             }
             // SAFETY: non-NULL and NUL-terminated per the caller's contract.
             let bytes = unsafe { CStr::from_ptr(command) }.to_bytes();
-            let verdict = guard::judge(&String::from_utf8_lossy(bytes));
+            let layer = if crate::paths::commands_run_through_shim() {
+                guard::ExecLayer::Shim
+            } else {
+                guard::ExecLayer::Absent
+            };
+            let verdict = guard::judge_with(&String::from_utf8_lossy(bytes), layer);
             if let (Some(reason), false) = (verdict.reason_for(form), reason_out.is_null()) {
                 if let Ok(r) = CString::new(reason) {
                     // SAFETY: checked non-NULL above.

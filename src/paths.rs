@@ -113,10 +113,26 @@ pub const REAL_HERDR_VAR: &str = "HERDR_LINK_HERDR";
 /// [`env_for_commands_in`] that directory.
 pub fn env_for_commands(path: &OsStr, bin_path: Option<&OsStr>) -> Vec<(&'static str, OsString)> {
     let inside = std::env::var_os("HERDR_ENV").is_some_and(|v| v == "1");
-    match shim_dir().filter(|_| inside) {
-        Some(dir) => env_for_commands_in(&dir, path, bin_path),
+    match shim_dir().filter(|d| inside && d.join(HERDR).exists()) {
+        Some(dir) => {
+            let _ = WIRED_SHIM.set(dir.clone());
+            env_for_commands_in(&dir, path, bin_path)
+        }
         None => Vec::new(),
     }
+}
+
+/// The shim directory this process's host gave its commands, recorded by the first
+/// [`env_for_commands`] that named it.
+static WIRED_SHIM: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Whether this process's shell commands run `herdr` through the shim: its host asked
+/// [`env_for_commands`] inside Herdr with the shim installed (an in-process host does so for
+/// every command's environment: `hl_command_env`), and the shim is still there. The Bash guard
+/// of such a host leaves a `herdr` whose arguments the text cannot know to the shim, as the
+/// hook does with `--shim DIR`.
+pub fn commands_run_through_shim() -> bool {
+    WIRED_SHIM.get().is_some_and(|d| d.join(HERDR).exists())
 }
 
 /// The shell commands' environment changes for the shim in `dir`, once `dir/herdr` exists: the

@@ -57,8 +57,17 @@ export async function runRoute(route, goals, opts = {}) {
   if (world === null) sb.ids = opts.ids()
   else sb.world(world ? world(sb) : standardWorld(sb, route.agentKind))
   const model = await startModel(playGoals(goals, route.naming))
-  const host = route.setup(sb, model)
-  const result = await sb.run(host.cmd, host.args(prompt), { env: host.env, timeoutMs: RUN_LIMIT_MS })
+  let host, result
+  try {
+    host = route.setup(sb, model)
+    result = await sb.run(host.cmd, host.args(prompt), { env: host.env, timeoutMs: RUN_LIMIT_MS })
+  } catch (e) {
+    // A failed setup or run still closes the model server: an open one keeps the test file's
+    // process alive, and the files after it never run.
+    await model.close()
+    sb.cleanup()
+    throw e
+  }
   const steps = trace(model.requests, goals, route.naming)
   const run = {
     sb,

@@ -243,8 +243,10 @@ function fromInteractiveShell(cmd, args) {
 }
 
 /** A docs snippet with `herdr-link` (the server's command, and the hook's) as the binary under test. */
-function withBinaryInHooks(snippet) {
-  return withBinary(snippet).replaceAll('"herdr-link guard ', `"${LINK_BIN} guard `)
+function withBinaryInHooks(snippet, sb) {
+  return withBinary(snippet)
+    .replaceAll('"herdr-link guard ', `"${LINK_BIN} guard `)
+    .replaceAll(" --shim SHIMDIR", ` --shim ${join(sb.xdg.data, "herdr-link", "shim")}`)
 }
 
 /**
@@ -298,7 +300,7 @@ export const gemini = {
     // then what a user runs
     setup(sb, "gemini")
     const written = JSON.parse(readFileSync(join(sb.home, ".gemini", "settings.json"), "utf8"))
-    const doc = JSON.parse(withBinaryInHooks(fencedBlock("docs/hosts-gemini-qwen.md", "Gemini CLI: what setup writes", "json")))
+    const doc = JSON.parse(withBinaryInHooks(fencedBlock("docs/hosts-gemini-qwen.md", "Gemini CLI: what setup writes", "json"), sb))
     assertDocMatches(doc.mcpServers.herdr_link, written.mcpServers.herdr_link, "Gemini CLI's mcpServers.herdr_link")
     assertDocMatches(doc.hooks.BeforeTool, written.hooks.BeforeTool, "Gemini CLI's hooks.BeforeTool")
     removePieces(sb, "home/.gemini/settings.json", "BeforeTool")
@@ -329,7 +331,7 @@ export const qwen = {
     })
     setup(sb, "qwen")
     const written = JSON.parse(readFileSync(join(sb.home, ".qwen", "settings.json"), "utf8"))
-    const doc = JSON.parse(withBinaryInHooks(fencedBlock("docs/hosts-gemini-qwen.md", "Qwen Code: what setup writes", "json")))
+    const doc = JSON.parse(withBinaryInHooks(fencedBlock("docs/hosts-gemini-qwen.md", "Qwen Code: what setup writes", "json"), sb))
     assertDocMatches(doc.mcpServers.herdr_link, written.mcpServers.herdr_link, "Qwen Code's mcpServers.herdr_link")
     assertDocMatches(doc.hooks.PreToolUse, written.hooks.PreToolUse, "Qwen Code's hooks.PreToolUse")
     removePieces(sb, "home/.qwen/settings.json", "PreToolUse")
