@@ -3,7 +3,7 @@
 //! arithmetic, brace expansion, compound commands, redirections, values
 //! defined earlier in the same command, wrappers and shells) around real
 //! waits and harmless mentions, judged by the guard and by real bash (the
-//! oracle of `tests/guard_support/oracle.rs`).
+//! oracle of `test-support/src/guard_oracle.rs`).
 //!
 //! A bypass (bash ran `herdr agent wait`, the guard said less than 2; or
 //! bash ran a waiting prompt, the guard said 0) fails the test. False

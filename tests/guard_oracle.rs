@@ -1,6 +1,6 @@
 //! The corpus labels checked against real bash: every command of
 //! `tests/data/guard/*.txt` not marked `#hand` runs in the oracle's sandbox
-//! (`tests/guard_support/oracle.rs`), and what bash really ran must be the
+//! (`test-support/src/guard_oracle.rs`), and what bash really ran must be the
 //! verdict its file names. So a label can no longer be wrong.
 
 use test_support::{guard_corpus as corpus, guard_oracle as oracle};
