@@ -387,9 +387,11 @@ fn run(
     }
 }
 
-/// The fields a tool's input may use; any other input field is kept by name only (its value is
-/// never built). A new input field must be added here.
-const INPUT_FIELDS: [&str; 9] = [
+/// The fields a tool's input may use: the gateway's `action`, then every action's input field;
+/// any other input field is kept by name only (its value is never built). A new input field
+/// must be added here.
+const GATEWAY_FIELDS: [&str; 10] = [
+    "action",
     "to",
     "message",
     "agent",
@@ -401,25 +403,18 @@ const INPUT_FIELDS: [&str; 9] = [
     "args",
 ];
 
+/// The fields of an action's `arguments` object (and of a Tier 1 tool's input): all but
+/// `action`.
+const INPUT_FIELDS: &[&str] = GATEWAY_FIELDS.split_at(1).1;
+
 static ARGUMENTS_SHAPE: request::Shape = request::Shape {
-    values: &INPUT_FIELDS,
+    values: INPUT_FIELDS,
     objects: &[],
     keep_other_names: true,
 };
 
 static INPUT_SHAPE: request::Shape = request::Shape {
-    values: &[
-        "action",
-        "to",
-        "message",
-        "agent",
-        "name",
-        "with",
-        "cwd",
-        "config_agent",
-        "kind",
-        "args",
-    ],
+    values: &GATEWAY_FIELDS,
     objects: &[("arguments", &ARGUMENTS_SHAPE)],
     keep_other_names: true,
 };

@@ -118,14 +118,9 @@ impl Abi {
         self.take(unsafe { (self.presentation)(c.as_ptr()) })
     }
 
-    /// `hl_bash_guard`, returning the verdict and the reason (freed).
-    pub fn guard(&self, session: &str, command: &str) -> (i32, Option<String>) {
-        let s = cstr(session);
-        let c = cstr(command);
-        let mut reason: *mut c_char = std::ptr::null_mut();
-        // SAFETY: valid C strings and a writable out pointer.
-        let verdict = unsafe { (self.bash_guard)(s.as_ptr(), c.as_ptr(), &mut reason) };
-        let text = (!reason.is_null()).then(|| {
+    /// A guard's reason out-parameter as text (NULL: none), released.
+    fn take_reason(&self, reason: *mut c_char) -> Option<String> {
+        (!reason.is_null()).then(|| {
             // SAFETY: returned by the library; freed right after.
             let t = unsafe { CStr::from_ptr(reason) }
                 .to_str()
@@ -133,8 +128,17 @@ impl Abi {
                 .to_string();
             unsafe { (self.free)(reason) };
             t
-        });
-        (verdict, text)
+        })
+    }
+
+    /// `hl_bash_guard`, returning the verdict and the reason (freed).
+    pub fn guard(&self, session: &str, command: &str) -> (i32, Option<String>) {
+        let s = cstr(session);
+        let c = cstr(command);
+        let mut reason: *mut c_char = std::ptr::null_mut();
+        // SAFETY: valid C strings and a writable out pointer.
+        let verdict = unsafe { (self.bash_guard)(s.as_ptr(), c.as_ptr(), &mut reason) };
+        (verdict, self.take_reason(reason))
     }
 
     /// `hl_bash_guard_in_style` (`style` NULL when `None`), returning the verdict and the
@@ -155,16 +159,7 @@ impl Abi {
             .bash_guard_in_style
             .expect("the library has hl_bash_guard_in_style");
         let verdict = unsafe { f(s.as_ptr(), c.as_ptr(), y_ptr, &mut reason) };
-        let text = (!reason.is_null()).then(|| {
-            // SAFETY: returned by the library; freed right after.
-            let t = unsafe { CStr::from_ptr(reason) }
-                .to_str()
-                .unwrap()
-                .to_string();
-            unsafe { (self.free)(reason) };
-            t
-        });
-        (verdict, text)
+        (verdict, self.take_reason(reason))
     }
 
     pub fn start(&self, session: &str) {

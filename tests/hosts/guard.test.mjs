@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict"
 import { test } from "node:test"
-import { assertRunHealthy, runRoute } from "./lib/e2e.mjs"
+import { assertRunHealthy, projectWorld, runRoute } from "./lib/e2e.mjs"
 import { claude, codex, codexWorkspaceWrite, gemini, opencodeMcp, opencodePlugin, qwen } from "./lib/hosts.mjs"
 import { REPO, Sandbox } from "./lib/sandbox.mjs"
 import { readFileSync } from "node:fs"
@@ -38,22 +38,12 @@ const WAIT = "herdr agent wait beta >/dev/null && echo wait-returned"
 
 /** brain (the host, w1:p1), beta (w1:p2), brain2 (a second host of the same kind, w1:p3). */
 function guardWorld(kind) {
-  return (sb) => ({
-    workspaces: [
-      {
-        cwd: sb.project,
-        tabs: [
-          {
-            panes: [
-              { cwd: sb.project, agent: kind, name: "brain", status: "working" },
-              { cwd: sb.project, agent: "pi", name: "beta", status: "working" },
-              { cwd: sb.project, agent: kind, name: "brain2", status: "working" },
-            ],
-          },
-        ],
-      },
-    ],
-  })
+  return (sb) =>
+    projectWorld(sb, [
+      { agent: kind, name: "brain", status: "working" },
+      { agent: "pi", name: "beta", status: "working" },
+      { agent: kind, name: "brain2", status: "working" },
+    ])
 }
 
 const waits = (sb) => sb.argvLog().filter((a) => a[0] === "agent" && a[1] === "wait")

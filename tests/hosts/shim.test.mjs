@@ -13,7 +13,7 @@ import assert from "node:assert/strict"
 import { symlinkSync, mkdirSync, readFileSync, writeFileSync, existsSync } from "node:fs"
 import { join } from "node:path"
 import { test } from "node:test"
-import { assertRunHealthy, runRoute } from "./lib/e2e.mjs"
+import { assertRunHealthy, projectWorld, runRoute } from "./lib/e2e.mjs"
 import { claude, codex, gemini, opencodeMcp, opencodePlugin, qwen, setup } from "./lib/hosts.mjs"
 import { NODE_MODULES, Sandbox } from "./lib/sandbox.mjs"
 import { startModel } from "./lib/model.mjs"
@@ -42,21 +42,11 @@ const LIST_QWEN = `herdr agent list >/dev/null && echo list-ran; echo "herdr-is=
 const LIST_GEMINI = `herdr agent list >/dev/null && echo list-ran; command -v herdr | sed 's/^/herdr-is=/'`
 
 function world(kind) {
-  return (sb) => ({
-    workspaces: [
-      {
-        cwd: sb.project,
-        tabs: [
-          {
-            panes: [
-              { cwd: sb.project, agent: kind, name: "brain", status: "working" },
-              { cwd: sb.project, agent: "pi", name: "beta", status: "working" },
-            ],
-          },
-        ],
-      },
-    ],
-  })
+  return (sb) =>
+    projectWorld(sb, [
+      { agent: kind, name: "brain", status: "working" },
+      { agent: "pi", name: "beta", status: "working" },
+    ])
 }
 
 const waits = (sb) => sb.argvLog().filter((a) => a.includes("agent") && a.includes("wait"))

@@ -14,22 +14,17 @@ export const RUN_LIMIT_MS = Number(process.env.HERDR_E2E_RUN_LIMIT_MS || 240_000
  * and "worker"; workspace 2 holds "stranger".
  */
 export function standardWorld(sb, kind) {
-  return {
-    workspaces: [
-      {
-        cwd: sb.project,
-        tabs: [
-          {
-            panes: [
-              { cwd: sb.project, agent: kind, name: "brain", status: "working" },
-              { cwd: sb.project, agent: "pi", name: "worker", status: "idle" },
-            ],
-          },
-        ],
-      },
-      { cwd: "/elsewhere", tabs: [{ panes: [{ cwd: "/elsewhere", agent: "pi", name: "stranger", status: "idle" }] }] },
-    ],
-  }
+  const world = projectWorld(sb, [
+    { agent: kind, name: "brain", status: "working" },
+    { agent: "pi", name: "worker", status: "idle" },
+  ])
+  world.workspaces.push({ cwd: "/elsewhere", tabs: [{ panes: [{ cwd: "/elsewhere", agent: "pi", name: "stranger", status: "idle" }] }] })
+  return world
+}
+
+/** One workspace in the project with one tab holding `panes` (each in the project directory). */
+export function projectWorld(sb, panes) {
+  return { workspaces: [{ cwd: sb.project, tabs: [{ panes: panes.map((p) => ({ cwd: sb.project, ...p })) }] }] }
 }
 
 /** The parsed JSON result inside a tool output (Codex prefixes "Wall time…\nOutput:"). */
