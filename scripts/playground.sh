@@ -12,22 +12,29 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
 
-echo "== building the library, herdr-link and the simulated Herdr (cargo build, debug)" >&2
-cargo build --lib --bin herdr-link >&2
-cargo build -p fake-herdr >&2
 target="${CARGO_TARGET_DIR:-$repo/target}/debug"
 case "$(uname -s)" in
   Darwin) libname=libherdr_link.dylib ;;
   *) libname=libherdr_link.so ;;
 esac
+# Built ones given (scripts/test.sh passes what it built: HERDR_LINK_BIN, HERDR_FAKE_BIN and
+# HERDR_LINK_LIB, all three) are used as they are; otherwise build them.
+if [ -x "${HERDR_LINK_BIN:-}" ] && [ -x "${HERDR_FAKE_BIN:-}" ] && [ -f "${HERDR_LINK_LIB:-}" ]; then
+  link_bin="$HERDR_LINK_BIN" fake_bin="$HERDR_FAKE_BIN" link_lib="$HERDR_LINK_LIB"
+else
+  echo "== building the library, herdr-link and the simulated Herdr (cargo build, debug)" >&2
+  cargo build --lib --bin herdr-link >&2
+  cargo build -p fake-herdr >&2
+  link_bin="$target/herdr-link" fake_bin="$target/herdr" link_lib="$target/$libname"
+fi
 
 play="$(mktemp -d "${TMPDIR:-/tmp}/herdr-link-playground.XXXXXX")"
 trap 'rm -rf "$play"' EXIT
 mkdir -p "$play/bin" "$play/project" "$play/shim"
-ln -s "$target/herdr" "$play/bin/herdr"
-ln -s "$target/herdr-link" "$play/bin/herdr-link"
+ln -s "$fake_bin" "$play/bin/herdr"
+ln -s "$link_bin" "$play/bin/herdr-link"
 # The herdr shim (docs/guard.md, "The exec boundary"), first on PATH as `herdr-link setup` puts it.
-ln -s "$target/herdr-link" "$play/shim/herdr"
+ln -s "$link_bin" "$play/shim/herdr"
 
 export HERDR_FAKE_STATE="$play/herdr-state.json"
 # You are "brain" (w1:p1). In the same workspace: "reviewer", "tester" and one agent nobody has
@@ -51,7 +58,7 @@ export HERDR_ENV=1
 export HERDR_BIN_PATH="$play/bin/herdr"
 export HERDR_PANE_ID="w1:p1"
 export HERDR_SOCKET_PATH="$play/herdr.sock"
-export HERDR_LINK_LIB="$target/$libname"
+export HERDR_LINK_LIB="$link_lib"
 export HERDR_LINK_LOG="$play/herdr-link.log"
 export PYTHONPATH="$repo/hosts/python/src${PYTHONPATH:+:$PYTHONPATH}"
 export PATH="$play/shim:$play/bin:$PATH"

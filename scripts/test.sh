@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 repo="$(pwd)"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-step() { printf '\n=== %s\n' "$*"; }
+started=$SECONDS
+step() { printf '\n=== %s (at %d s)\n' "$*" "$((SECONDS - started))"; }
 
 step "rustfmt and clippy"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
