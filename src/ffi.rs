@@ -208,12 +208,10 @@ unsafe fn bash_guard(
             }
             // SAFETY: non-NULL and NUL-terminated per the caller's contract.
             let bytes = unsafe { CStr::from_ptr(command) }.to_bytes();
-            let layer = if crate::paths::commands_run_through_shim() {
-                guard::ExecLayer::Shim
-            } else {
-                guard::ExecLayer::Absent
-            };
-            let verdict = guard::judge_with(&String::from_utf8_lossy(bytes), layer);
+            let (_, verdict) = guard::judge_layered(
+                &String::from_utf8_lossy(bytes),
+                crate::paths::commands_run_through_shim,
+            );
             if let (Some(reason), false) = (verdict.reason_for(form), reason_out.is_null()) {
                 if let Ok(r) = CString::new(reason) {
                     // SAFETY: checked non-NULL above.

@@ -14,14 +14,14 @@
 //! With `--shim DIR` (setup writes it for hosts whose commands it runs with the herdr shim first
 //! on PATH) a `herdr` whose arguments the text cannot know (`herdr "$@"` with values from
 //! outside the command) is left to the shim, which judges the real argv at exec: the guard asks
-//! [`guard::judge_with`] with [`ExecLayer::Shim`] while `DIR/herdr` exists. Without it, or with
+//! [`guard::judge_layered`] with the shim in place while `DIR/herdr` exists. Without it, or with
 //! the shim gone, the cautious verdict stays.
 
 use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Instant;
 
-use herdr_link::guard::{self, ExecLayer, Verdict};
+use herdr_link::guard::{self, Verdict};
 use herdr_link::oplog;
 use serde_json::Value;
 
@@ -159,19 +159,15 @@ pub fn decide(
         Ok(p) => p,
         Err((why, session)) => return Decision::allow(Some(why), session),
     };
-    let mut verdict = guard::judge(&command);
-    if verdict != Verdict::Allow && shim() {
-        let cautious = verdict;
-        verdict = guard::judge_with(&command, ExecLayer::Shim);
-        if verdict == Verdict::Allow {
-            return Decision::allow(
-                Some(format!(
-                    "verdict {} left to the herdr shim: the text does not fix herdr's arguments",
-                    cautious.code()
-                )),
-                session,
-            );
-        }
+    let (cautious, verdict) = guard::judge_layered(&command, shim);
+    if cautious != Verdict::Allow && verdict == Verdict::Allow {
+        return Decision::allow(
+            Some(format!(
+                "verdict {} left to the herdr shim: the text does not fix herdr's arguments",
+                cautious.code()
+            )),
+            session,
+        );
     }
     let Some(reason) = verdict.reason_for(host.send_form()) else {
         return Decision::allow(None, session);

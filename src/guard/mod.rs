@@ -124,6 +124,20 @@ pub fn judge(command: &str) -> Verdict {
     judge_with(command, ExecLayer::Absent)
 }
 
+/// The verdict for a host that may run its commands through the shim: [`judge`], and only when
+/// that blocks and `shim_in_place()` says the shim is there, [`judge_with`] [`ExecLayer::Shim`].
+/// Returns (the cautious verdict, the verdict to apply); they differ when the shim was left a
+/// `herdr` whose arguments the text cannot know. An ordinary command is analysed once and never
+/// asks. The `herdr-link guard` hook and `hl_bash_guard` both judge this way.
+pub fn judge_layered(command: &str, shim_in_place: impl FnOnce() -> bool) -> (Verdict, Verdict) {
+    let cautious = judge(command);
+    if cautious != Verdict::Allow && shim_in_place() {
+        (cautious, judge_with(command, ExecLayer::Shim))
+    } else {
+        (cautious, cautious)
+    }
+}
+
 /// [`judge`] for a host whose commands run `herdr` through `exec`.
 pub fn judge_with(command: &str, exec: ExecLayer) -> Verdict {
     let src = command.as_bytes();

@@ -444,3 +444,36 @@ fn unknown_arguments_are_the_shims_where_it_is_in_place() {
     assert_eq!(shim("nohup herdr \"$@\" &"), Verdict::Allow);
     assert_eq!(shim("sh -c 'herdr \"$@\"'"), Verdict::Allow);
 }
+
+#[test]
+fn layered_judging_asks_for_the_shim_only_when_the_cautious_verdict_blocks() {
+    use super::judge_layered;
+    use std::cell::Cell;
+    let asked = Cell::new(0);
+    let shim = |there: bool| {
+        let asked = &asked;
+        move || {
+            asked.set(asked.get() + 1);
+            there
+        }
+    };
+    assert_eq!(
+        judge_layered("ls -la", shim(true)),
+        (Verdict::Allow, Verdict::Allow)
+    );
+    assert_eq!(asked.get(), 0, "an ordinary command never asks");
+    let unknown = "herdr \"$@\"";
+    let cautious = judge(unknown);
+    assert_ne!(cautious, Verdict::Allow);
+    assert_eq!(
+        judge_layered(unknown, shim(true)),
+        (cautious, Verdict::Allow)
+    );
+    assert_eq!(judge_layered(unknown, shim(false)), (cautious, cautious));
+    let wait = "herdr agent wait reviewer";
+    assert_eq!(
+        judge_layered(wait, shim(true)),
+        (Verdict::BlockEndTurn, Verdict::BlockEndTurn)
+    );
+    assert_eq!(asked.get(), 3);
+}
