@@ -277,29 +277,13 @@ pub unsafe extern "C" fn hl_free(s: *mut c_char) {
 pub unsafe extern "C" fn hl_command_env(request_json: *const c_char) -> *mut c_char {
     boundary(std::ptr::null_mut, || {
         // SAFETY: forwarded from the caller's contract.
-        let Ok(text) = (unsafe { text(request_json, "request_json") }) else {
-            return std::ptr::null_mut();
-        };
-        let Ok(Value::Object(req)) = serde_json::from_str::<Value>(text) else {
-            return std::ptr::null_mut();
-        };
-        let field = |k: &str| match req.get(k) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.as_str())),
-            Some(_) => Err(()),
-        };
-        let (Ok(path), Ok(bin)) = (field("PATH"), field("HERDR_BIN_PATH")) else {
-            return std::ptr::null_mut();
-        };
-        let set = crate::paths::env_for_commands(
-            path.unwrap_or_default().as_ref(),
-            bin.map(AsRef::as_ref),
-        );
-        let out: serde_json::Map<String, Value> = set
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned().into()))
-            .collect();
-        give(&Value::Object(out))
+        match unsafe { text(request_json, "request_json") }
+            .ok()
+            .and_then(tools::command_env_json)
+        {
+            Some(answer) => give(&answer),
+            None => std::ptr::null_mut(),
+        }
     })
 }
 

@@ -122,6 +122,17 @@ pub fn env_for_commands(path: &OsStr, bin_path: Option<&OsStr>) -> Vec<(&'static
     }
 }
 
+/// Changes from [`env_for_commands`] or [`env_for_commands_in`] as a JSON object (name → value,
+/// non-UTF-8 bytes replaced), the form the hosts take them in.
+pub fn changes_json(
+    changes: Vec<(&'static str, OsString)>,
+) -> serde_json::Map<String, serde_json::Value> {
+    changes
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned().into()))
+        .collect()
+}
+
 /// The shim directory this process's host gave its commands, recorded by the first
 /// [`env_for_commands`] that named it.
 static WIRED_SHIM: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();

@@ -546,6 +546,24 @@ pub fn presentation_json(request: &str) -> Value {
     }
 }
 
+/// The `hl_command_env` answer: `request` is `{"PATH": …, "HERDR_BIN_PATH": …}` (each a string,
+/// missing or null), the answer the variables to set ([`crate::paths::env_for_commands`]);
+/// `None` for a request that is not such an object.
+pub fn command_env_json(request: &str) -> Option<Value> {
+    let Ok(Value::Object(req)) = serde_json::from_str::<Value>(request) else {
+        return None;
+    };
+    let field = |k: &str| match req.get(k) {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::String(s)) => Some(Some(s.as_str())),
+        Some(_) => None,
+    };
+    let (path, bin) = (field("PATH")?, field("HERDR_BIN_PATH")?);
+    let changes =
+        crate::paths::env_for_commands(path.unwrap_or_default().as_ref(), bin.map(AsRef::as_ref));
+    Some(Value::Object(crate::paths::changes_json(changes)))
+}
+
 /// The `hl_presentation` answer to a malformed request: no tools, no Contract, and why.
 pub fn presentation_refused(why: &str) -> Value {
     json!({"tools": [], "contract": null, "error": error::document(error::INVALID_REQUEST, why)})

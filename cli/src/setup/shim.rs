@@ -328,9 +328,7 @@ fn env_json(dir: &Path, key: Option<HostKey>) -> serde_json::Value {
     if std::env::var_os("HERDR_ENV").is_some_and(|v| v == "1") {
         let path = std::env::var_os("PATH").unwrap_or_default();
         let bin = std::env::var_os("HERDR_BIN_PATH");
-        for (k, v) in paths::env_for_commands_in(dir, &path, bin.as_deref()) {
-            out.insert(k.into(), v.to_string_lossy().into_owned().into());
-        }
+        out = paths::changes_json(paths::env_for_commands_in(dir, &path, bin.as_deref()));
         if let Some(key) = key {
             out.insert(presence::PRESENCE_VAR.into(), key.to_string().into());
         }
