@@ -27,14 +27,14 @@ const USAGE: &str = "usage:
   herdr-link setup <claude|codex|opencode|gemini|qwen|pi> [--project DIR] [--dry-run] [--uninstall] ...
                                        register Herdr Link and its Bash guard with a host
                                        (herdr-link setup --help)
-  herdr-link shim-env --dir DIR [--print|--key|--json]
+  herdr-link shim-env --dir DIR [--print|--json]
                                        the host's commands' environment (the herdr shim DIR
                                        first on PATH, $HERDR_BIN_PATH naming it, the host's
                                        presence key): appended to $CLAUDE_ENV_FILE (Claude Code's
                                        SessionStart hook, written by setup claude), printed as
-                                       shell lines (--print: the login-profile block), the key
-                                       alone (--key) or the variables to set as JSON (--json:
-                                       the OpenCode guard plugin)
+                                       shell lines (--print: the login-profile block) or the
+                                       variables to set as JSON (--json: the OpenCode guard
+                                       plugin)
   herdr ...                            (run through the link named herdr in the shim directory)
                                        Herdr's CLI front: refuses a wait of an active session
                                        (exit 77), else execs the next herdr on PATH
@@ -119,7 +119,7 @@ enum Command {
         /// `--shim DIR`: the shim directory the host's commands have first on PATH.
         shim: Option<PathBuf>,
     },
-    /// `shim-env --dir DIR [--print | --key | --json]` (the host wiring's environment lines).
+    /// `shim-env --dir DIR [--print | --json]` (the host wiring's environment lines).
     ShimEnv {
         dir: PathBuf,
         mode: setup::shim::EnvMode,
@@ -198,7 +198,7 @@ fn parse_guard(rest: &[String]) -> Result<Command, String> {
     })
 }
 
-/// `shim-env --dir DIR [--print | --key | --json]`, in any order.
+/// `shim-env --dir DIR [--print | --json]`, in any order.
 fn parse_shim_env(rest: &[String]) -> Result<Command, String> {
     use setup::shim::EnvMode;
     let mut dir = None;
@@ -209,7 +209,6 @@ fn parse_shim_env(rest: &[String]) -> Result<Command, String> {
             "--dir" => dir = Some(it.next().ok_or("--dir needs a value")?.clone()),
             d if d.starts_with("--dir=") => dir = Some(d["--dir=".len()..].to_string()),
             "--print" if mode == EnvMode::ClaudeHook => mode = EnvMode::Print,
-            "--key" if mode == EnvMode::ClaudeHook => mode = EnvMode::Key,
             "--json" if mode == EnvMode::ClaudeHook => mode = EnvMode::Json,
             other => return Err(format!("shim-env: unexpected argument {other:?}")),
         }

@@ -313,8 +313,6 @@ pub enum EnvMode {
     ClaudeHook,
     /// `--print`: print [`env_lines`] (the login-profile block evaluates them).
     Print,
-    /// `--key`: print the presence key only.
-    Key,
     /// `--json`: print, as one JSON object, the variables a shell command of this process's
     /// parent (the host) needs set: the library's [`paths::env_for_commands_in`] for the shim in
     /// DIR applied to this process's `PATH` and `HERDR_BIN_PATH`, and the presence key, inside
@@ -336,14 +334,13 @@ fn env_json(dir: &Path, key: Option<HostKey>) -> serde_json::Value {
     serde_json::Value::Object(out)
 }
 
-/// `herdr-link shim-env --dir DIR [--print | --key | --json]`. Never fails the session: errors go to
+/// `herdr-link shim-env --dir DIR [--print | --json]`. Never fails the session: errors go to
 /// stderr with exit status 1 (a hook error the host reports), never 2.
 pub fn env_hook(dir: &Path, mode: EnvMode) -> i32 {
     use std::io::Write;
     let inherited = std::env::var(presence::PRESENCE_VAR).ok();
     let key = host_key(inherited.as_deref());
     let text = match mode {
-        EnvMode::Key => key.map(|k| format!("{k}\n")).unwrap_or_default(),
         EnvMode::Json => format!("{}\n", env_json(dir, key)),
         EnvMode::Print | EnvMode::ClaudeHook => env_lines(dir, key),
     };
