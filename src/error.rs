@@ -46,7 +46,7 @@ impl Reason {
 macro_rules! link_errors {
     ($(
         $code:literal {
-            $( $(#[$doc:meta])* $variant:ident: $text:literal, )+
+            $( $(#[$doc:meta])* $variant:ident: $text:expr, )+
         }
     )+) => {
         /// One Link failure. The variant is one row of the error table (a Link code and the fixed
@@ -92,6 +92,8 @@ link_errors! {
         /// Herdr is unavailable: environment missing, binary gone, transport failure, bad JSON,
         /// timeout.
         NotInHerdr: "Herdr environment is unavailable",
+        /// Peers failed inside Link itself (an unexpected failure, never Herdr's answer).
+        PeersUnexpected: "Herdr Link failed unexpectedly while listing peers",
     }
     "SELF_UNNAMED" {
         /// Link tried to give the calling agent a stable Agent Name and failed.
@@ -101,21 +103,40 @@ link_errors! {
         /// The target is not a live named peer in the caller's workspace (one answer for every
         /// cause).
         PeerNotFound: "target agent is not a live peer",
+        /// A send without `to` (or with a `to` that is not a string): nothing was looked up.
+        SendToMissing: "to is missing: give the Agent Name of the recipient in to",
+        /// A close without `agent` (or with an `agent` that is not a string).
+        CloseAgentMissing: "agent is missing: give the Agent Name of the agent to close in agent",
     }
     "SEND_FAILED" {
         /// Both ends resolved, but Herdr refused the prompt.
         SendFailed: "Herdr did not accept message delivery",
+        /// The message is missing, not a string, or only whitespace: no Herdr call was made.
+        SendMessageBlank: "message must be a string with at least one character that is not whitespace; nothing was sent",
+        /// The message is over [`crate::limits::MAX_MESSAGE_BYTES`] as encoded: no Herdr call.
+        SendMessageTooLong: concat!(
+            "the message is over the limit of ",
+            crate::limits::message_bytes_text!(),
+            " bytes as the envelope encodes it (a plain ASCII character counts 1, a Chinese character 3, a control character up to 6); nothing was sent. Shorten it, or split it into several messages and send them one after another"
+        ),
+        /// The kernel refused the prompt's command line as too long (`E2BIG`, a large
+        /// environment): Herdr was never reached.
+        SendTooLongHere: "the message could not be handed to Herdr: on this system its command line would be too long; nothing was sent. A shorter message, or the same text split into several messages, can go through",
         /// Both ends resolved, but the receiver's delivery turn did not come within its wait (a
         /// stuck queue): nothing was typed.
         SendQueueStuck: "deliveries to this agent are stuck behind an earlier one; nothing was sent",
         /// Herdr took the prompt but did not answer within the call limit: it may still type it.
         SendUnconfirmed: "Herdr did not confirm delivery in time; the message may still arrive, so do not send it again",
+        /// The send failed inside Link itself (an unexpected failure, never Herdr's answer).
+        SendUnexpected: "Herdr Link failed unexpectedly during this send; the message may or may not have arrived",
     }
     "CLOSE_FAILED" {
         /// The target's pane resolved, but Herdr refused to close it.
         CloseFailed: "Herdr pane close failed",
         /// The target resolved, but its delivery turn did not come within its wait: not closed.
         CloseQueueStuck: "a delivery to this agent is stuck; the agent was not closed",
+        /// The close failed inside Link itself (an unexpected failure, never Herdr's answer).
+        CloseUnexpected: "Herdr Link failed unexpectedly during this close; the agent may or may not have been closed",
     }
     "START_CONFIG_NOT_FOUND" {
         /// Configured start: `.agents/agent_config.json` does not exist.
@@ -130,12 +151,69 @@ link_errors! {
         StartConfigInvalid: "configured Agent start configuration is invalid",
     }
     "START_INPUT_INVALID" {
-        /// Start input is missing, mistyped or mixes modes.
+        /// Start input is missing, mistyped or mixes modes (the general text; each cause below
+        /// has its own).
         StartInputInvalid: "Agent start input is invalid",
+        /// A field start does not take.
+        StartUnknownField: "start takes only the fields name, with, cwd, config_agent, kind and args; leave out every other field",
+        /// `name` is missing, not a string, or breaks the Agent Name rule.
+        StartNameInvalid: concat!(
+            "name must be the new agent's Agent Name: ",
+            crate::protocol::agent_name_rule!()
+        ),
+        /// `with` is not a string or breaks the Agent Name rule.
+        StartWithInvalid: concat!(
+            "with must be the Agent Name of a live agent in this workspace (",
+            crate::protocol::agent_name_rule!(),
+            ")"
+        ),
+        /// `cwd` is not a string or is blank.
+        StartCwdInvalid: "cwd must be a non-blank path of an existing directory (a relative path starts at the project directory)",
+        /// `config_agent` together with `kind` or `args`.
+        StartModesMixed: "config_agent cannot be combined with kind or args: give either config_agent (a configured start) or kind and args (an explicit start)",
+        /// Neither `config_agent` nor `kind` nor `args`.
+        StartSourceMissing: "start needs a launch source: config_agent (an entry of .agents/agent_config.json), or kind and args together",
+        /// `args` without `kind`.
+        StartKindMissing: "an explicit start needs kind (the agent kind, for example pi) together with args",
+        /// `kind` without `args`.
+        StartArgsMissing: "an explicit start needs args (the complete launch arguments: an array of strings, which may be empty) together with kind",
+        /// `config_agent` is not a string or is blank.
+        StartConfigAgentInvalid: "config_agent must be a non-blank string: the name of an entry in .agents/agent_config.json",
+        /// `kind` is not a string or is blank.
+        StartKindInvalid: "kind must be a non-blank string: the agent kind, for example pi, claude or codex",
+        /// `args` is not an array of strings.
+        StartArgsInvalid: "args must be an array of strings (it may be empty)",
+        /// `args` is over [`crate::limits::MAX_START_ARGS`] or
+        /// [`crate::limits::MAX_START_ARGS_CHARS`].
+        StartArgsTooLarge: concat!(
+            "args is over the limit of ",
+            crate::limits::start_args_text!(),
+            " entries and ",
+            crate::limits::start_args_chars_text!(),
+            " characters together; shorten it"
+        ),
+        /// `with` together with `cwd`.
+        StartWithAndCwd: "with and cwd cannot be combined: an agent started beside another one works in that agent's directory; leave out cwd",
+        /// `with` for a configuration entry placed in a new tab.
+        StartEntryRefusesWith: "this configuration entry opens its agent in a new tab; leave out with",
+        /// `cwd` for a configuration entry placed beside an anchor.
+        StartEntryRefusesCwd: "this configuration entry opens its agent beside another agent, in that agent's directory; leave out cwd",
+        /// No `with` for a configuration entry placed beside an anchor.
+        StartEntryNeedsWith: "this configuration entry opens its agent beside another agent; give that agent's Agent Name in with",
+        /// The new tab's launch directory does not exist.
+        StartNoLaunchDir: "the launch directory does not exist: give an existing directory in cwd (a relative path starts at the project directory)",
     }
     "START_FAILED" {
         /// Herdr refused or failed the agent start.
         StartFailed: "Herdr did not accept Agent start",
+        /// Herdr's answers gave no usable tab or pane for the new agent: `agent start` was never
+        /// asked.
+        StartNoPlace: "Herdr gave no usable tab or pane for the new agent, so it was not started",
+        /// The kernel refused a start's command line as too long (`E2BIG`, a large
+        /// environment): Herdr was never reached with it.
+        StartTooLongHere: "the start could not be handed to Herdr: on this system its command line would be too long; the agent was not started. Shorter args can go through",
+        /// The start failed inside Link itself (an unexpected failure, never Herdr's answer).
+        StartUnexpected: "Herdr Link failed unexpectedly during this start; the agent may or may not have been started",
     }
 }
 
@@ -206,13 +284,14 @@ pub enum Operation {
 }
 
 impl Operation {
-    /// Wraps an unclassified failure (a Herdr rejection no rule mapped) in this operation's code.
+    /// Wraps an unexpected failure inside Link (a panic) in this operation's code, with a text
+    /// that says so: Herdr did not refuse anything.
     pub fn fallback(self, detail: String) -> LinkError {
         match self {
-            Operation::Start => LinkError::StartFailed(detail),
-            Operation::Peers => LinkError::NotInHerdr(detail),
-            Operation::Send => LinkError::SendFailed(detail),
-            Operation::Close => LinkError::CloseFailed(detail),
+            Operation::Start => LinkError::StartUnexpected(detail),
+            Operation::Peers => LinkError::PeersUnexpected(detail),
+            Operation::Send => LinkError::SendUnexpected(detail),
+            Operation::Close => LinkError::CloseUnexpected(detail),
         }
     }
 
@@ -241,7 +320,7 @@ mod tests {
         assert_eq!(e.detail(), "rename of w1:p2 failed: pane_not_found");
         assert_eq!(
             Operation::Close.fallback("TypeError".into()).agent_text(),
-            "CLOSE_FAILED: Herdr pane close failed"
+            "CLOSE_FAILED: Herdr Link failed unexpectedly during this close; the agent may or may not have been closed"
         );
         assert_eq!(
             Operation::Peers.fallback(String::new()).code(),
@@ -298,6 +377,64 @@ mod tests {
         }
         assert!(!LINK_CODES.contains(&INVALID_REQUEST));
         assert!(!LINK_CODES.contains(&INTERNAL_ERROR.code));
+    }
+
+    /// A refusal the model can fix names what to fix; a refusal made before Herdr was asked never
+    /// says that Herdr refused.
+    #[test]
+    fn fixable_refusals_say_what_to_fix() {
+        use LinkError as E;
+        type Row = fn(String) -> E;
+        let rows: [(Row, &[&str]); 22] = [
+            (E::SendToMissing, &["to", "Agent Name"]),
+            (E::CloseAgentMissing, &["agent", "Agent Name"]),
+            (E::SendMessageBlank, &["message", "not whitespace"]),
+            (
+                E::SendMessageTooLong,
+                &["128,000 bytes", "split it", "nothing was sent"],
+            ),
+            (E::SendTooLongHere, &["shorter message", "nothing was sent"]),
+            (
+                E::StartUnknownField,
+                &["name, with, cwd, config_agent, kind and args"],
+            ),
+            (E::StartNameInvalid, &["name", "lowercase letter", "31"]),
+            (E::StartWithInvalid, &["with", "lowercase letter"]),
+            (E::StartCwdInvalid, &["cwd", "existing directory"]),
+            (E::StartModesMixed, &["config_agent", "kind", "args"]),
+            (E::StartSourceMissing, &["config_agent", "kind and args"]),
+            (E::StartKindMissing, &["needs kind"]),
+            (E::StartArgsMissing, &["needs args", "may be empty"]),
+            (E::StartConfigAgentInvalid, &["config_agent"]),
+            (E::StartKindInvalid, &["kind"]),
+            (E::StartArgsInvalid, &["args", "array of strings"]),
+            (
+                E::StartArgsTooLarge,
+                &["args", "256 entries", "16,384 characters"],
+            ),
+            (E::StartWithAndCwd, &["leave out cwd"]),
+            (E::StartEntryRefusesWith, &["leave out with"]),
+            (E::StartEntryRefusesCwd, &["leave out cwd"]),
+            (E::StartEntryNeedsWith, &["in with"]),
+            (E::StartNoLaunchDir, &["existing directory in cwd"]),
+        ];
+        for (row, words) in rows {
+            let text = row(String::new()).reason();
+            for w in words {
+                assert!(text.contains(w), "{text:?} lacks {w:?}");
+            }
+            assert!(!text.contains("did not accept"), "{text}");
+        }
+        for row in [
+            E::PeersUnexpected,
+            E::SendUnexpected,
+            E::CloseUnexpected,
+            E::StartUnexpected,
+            E::StartNoPlace,
+            E::StartTooLongHere,
+        ] {
+            assert!(!row(String::new()).reason().contains("did not accept"));
+        }
     }
 
     #[test]

@@ -5,13 +5,50 @@
 /// Linux's limit on one argv element (`MAX_ARG_STRLEN`), in bytes, the terminating NUL included.
 pub const MAX_ARG_STRLEN: usize = 128 * 1024;
 
-/// The largest `send` message, in bytes **as the envelope encodes it** (JSON string escaping,
-/// UTF-8): a plain ASCII character counts 1; `"`, `\\`, newline, tab, carriage return, backspace
-/// and form feed count 2; other control characters 6 (`\u00XX`); any other character its UTF-8
-/// length (2–4). The whole wrapper travels as one argv element: 128,000 bytes of message plus the
-/// wrapper text and the other envelope fields (under 1 KiB with the longest names) stays below
-/// [`MAX_ARG_STRLEN`]. So about 128,000 characters of plain English, 42,000 of Chinese.
-pub const MAX_MESSAGE_BYTES: usize = 128_000;
+// The limits a refusal states, written once as the model reads them: the numbers below are read
+// from these texts when the library is compiled, and the error table's refusal texts
+// (`src/error.rs`) include the same texts, so what a refusal says is the limit that holds.
+macro_rules! message_bytes_text {
+    () => {
+        "128,000"
+    };
+}
+macro_rules! start_args_text {
+    () => {
+        "256"
+    };
+}
+macro_rules! start_args_chars_text {
+    () => {
+        "16,384"
+    };
+}
+pub(crate) use {message_bytes_text, start_args_chars_text, start_args_text};
+
+/// A number written with optional thousands separators (`"128,000"`), read at compile time.
+const fn grouped(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut n = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b',' {
+            assert!(bytes[i].is_ascii_digit(), "a limit is written in digits");
+            n = n * 10 + (bytes[i] - b'0') as usize;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The largest `send` message, in bytes **as the envelope encodes it** ([`encoded_len_upto`]):
+/// a plain ASCII character counts 1; `"`, `\\`, newline, tab, carriage return, backspace and
+/// form feed count 2; every other character the envelope line escapes
+/// ([`crate::protocol::is_typed_control`]: the other C0 controls, DEL, the C1 controls, U+2028 and
+/// U+2029) 6 (`\uXXXX`); any other character its UTF-8 length (2–4). The whole wrapper travels as
+/// one argv element: 128,000 bytes of message plus the wrapper text and the other envelope fields
+/// (under 1 KiB with the longest names) stays below [`MAX_ARG_STRLEN`]. So about 128,000
+/// characters of plain English, 42,000 of Chinese, 21,000 control characters.
+pub const MAX_MESSAGE_BYTES: usize = grouped(message_bytes_text!());
 
 /// The most characters a `send` message can have and still pass [`MAX_MESSAGE_BYTES`] (each
 /// character encodes to at least one byte): the schema's `maxLength`, counted as JSON Schema
@@ -19,11 +56,11 @@ pub const MAX_MESSAGE_BYTES: usize = 128_000;
 pub const MAX_MESSAGE_CHARS: usize = MAX_MESSAGE_BYTES;
 
 /// The most entries of a start's `args`.
-pub const MAX_START_ARGS: usize = 256;
+pub const MAX_START_ARGS: usize = grouped(start_args_text!());
 
 /// The most characters of a start's `args` together. Arguments travel unescaped, at most 4 bytes
 /// per character: 16,384 × 4 = 64 KiB, so even a single argument fits [`MAX_ARG_STRLEN`].
-pub const MAX_START_ARGS_CHARS: usize = 16_384;
+pub const MAX_START_ARGS_CHARS: usize = grouped(start_args_chars_text!());
 
 /// The largest request text `hl_tool_call` and `hl_presentation` parse (and the longest line the
 /// MCP server reads), in bytes: 1 MiB. A larger one is `INVALID_REQUEST` before any parsing.
@@ -51,15 +88,15 @@ pub fn chars_over(s: &str, max: usize) -> bool {
 }
 
 /// How many bytes `message` takes inside the envelope's JSON (without the quotes), exactly as
-/// `serde_json` escapes it; counting stops once it passes `max` (then the result is `max + 1`
-/// or more, never exact).
+/// [`crate::protocol::Envelope::to_json`] writes it; counting stops once it passes `max` (then the
+/// result is `max + 1` or more, never exact).
 pub fn encoded_len_upto(message: &str, max: usize) -> usize {
     let mut n = 0usize;
-    for b in message.bytes() {
-        n += match b {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
-            0x00..=0x1f => 6,
-            _ => 1,
+    for c in message.chars() {
+        n += match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if crate::protocol::is_typed_control(c) => 6,
+            c => c.len_utf8(),
         };
         if n > max {
             break;
@@ -103,24 +140,54 @@ mod tests {
         assert!(chars_over(&"😀".repeat(11), 10));
     }
 
+    /// The count is the envelope's: every class of character, the escaped ones included.
     #[test]
-    fn encoded_length_is_serde_jsons() {
+    fn encoded_length_is_the_envelopes() {
+        use crate::protocol::Envelope;
+        let json_of = |m: &str| {
+            Envelope {
+                protocol: "herdr-link/1".into(),
+                id: "hl_a_b".into(),
+                from: "a".into(),
+                to: "b".into(),
+                message: m.into(),
+            }
+            .to_json()
+        };
+        let empty = json_of("").len();
         let samples = [
             String::new(),
             "plain ascii".into(),
             "quote \" backslash \\ nl \n cr \r tab \t bs \u{8} ff \u{c} del \u{7f}".into(),
             (0u8..0x20).map(char::from).collect::<String>(),
-            "é 中文 😀 \u{2028}".into(),
+            ('\u{7f}'..='\u{a0}').collect::<String>(),
+            "é 中文 😀 \u{2028} \u{2029} \u{85} \u{9b}[31m".into(),
         ];
         for m in samples {
-            let json = serde_json::to_string(&m).unwrap();
-            assert_eq!(encoded_len_upto(&m, usize::MAX), json.len() - 2, "{m:?}");
+            assert_eq!(
+                encoded_len_upto(&m, usize::MAX),
+                json_of(&m).len() - empty,
+                "{m:?}"
+            );
         }
+        assert_eq!(encoded_len_upto("\u{7f}\u{85}\u{2028}", usize::MAX), 18);
         assert!(encoded_len_upto(&"\u{1}".repeat(100), 10) > 10);
         assert!(!message_over_limit(&"a".repeat(MAX_MESSAGE_BYTES)));
         assert!(message_over_limit(&"a".repeat(MAX_MESSAGE_BYTES + 1)));
         assert!(!message_over_limit(&"中".repeat(MAX_MESSAGE_BYTES / 3)));
         assert!(message_over_limit(&"中".repeat(MAX_MESSAGE_BYTES / 3 + 1)));
+        assert!(!message_over_limit(&"\u{7f}".repeat(MAX_MESSAGE_BYTES / 6)));
+        assert!(message_over_limit(
+            &"\u{7f}".repeat(MAX_MESSAGE_BYTES / 6 + 1)
+        ));
+    }
+
+    #[test]
+    fn the_limits_are_read_from_their_texts() {
+        assert_eq!(MAX_MESSAGE_BYTES, 128_000);
+        assert_eq!(MAX_START_ARGS, 256);
+        assert_eq!(MAX_START_ARGS_CHARS, 16_384);
+        assert_eq!(grouped("1,024"), 1024);
     }
 
     #[test]

@@ -36,6 +36,15 @@ pub const BOOTSTRAP_PREFIX: &str = "hl-";
 /// The Active Contract, taken at build time from the §3 block of PROTOCOL.md.
 pub const CONTRACT: &str = include_str!(concat!(env!("OUT_DIR"), "/contract.txt"));
 
+/// The Agent Name rule of [`is_valid_agent_name`] in the model's words, written once for every
+/// text that states it (schemas, refusals).
+macro_rules! agent_name_rule {
+    () => {
+        "a lowercase letter, then up to 31 lowercase letters, digits, _ or -"
+    };
+}
+pub(crate) use agent_name_rule;
+
 /// Whether `name` is a valid Agent Name: `^[a-z][a-z0-9_-]{0,31}$`.
 pub fn is_valid_agent_name(name: &str) -> bool {
     let bytes = name.as_bytes();
@@ -168,19 +177,48 @@ pub struct Envelope {
     pub message: String,
 }
 
-/// The checks a message payload must pass to travel (SEND_FAILED otherwise): not blank, no NUL
-/// (one argv element cannot hold it). Run before any Herdr call of a send, and again when the
-/// envelope is built.
+/// The check a message payload must pass to travel: not blank (at least one character that is
+/// not whitespace). Run before any Herdr call of a send, and again when the envelope is built.
+/// Every other character travels, controls and NUL included: the envelope line escapes them
+/// ([`is_typed_control`]).
 pub fn check_message(message: &str) -> Result<(), LinkError> {
     if message.trim().is_empty() {
-        return Err(LinkError::SendFailed("message is blank".into()));
-    }
-    if message.contains('\0') {
-        return Err(LinkError::SendFailed(
-            "message contains NUL and cannot travel as one argv element".into(),
-        ));
+        return Err(LinkError::SendMessageBlank("message is blank".into()));
     }
     Ok(())
+}
+
+/// Whether `c` is a character the envelope line never holds raw, because a terminal, a line
+/// discipline or a line editor may act on it instead of showing it (PROTOCOL.md §2, "the inbound
+/// wrapper"): the C0 controls U+0000–U+001F (JSON escapes them itself), DEL U+007F, the C1
+/// controls U+0080–U+009F, and the line and paragraph separators U+2028 and U+2029. The
+/// envelope writes each as a JSON escape (`\n`, `\u007f`, ...), which decodes to the same
+/// character.
+pub fn is_typed_control(c: char) -> bool {
+    matches!(c, '\0'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}')
+}
+
+/// Compact JSON in which, beyond JSON's own escaping (`"`, `\` and the C0 controls), every
+/// [`is_typed_control`] character is written as `\uXXXX`.
+struct TypedFormatter;
+
+impl serde_json::ser::Formatter for TypedFormatter {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if is_typed_control(c) {
+                writer.write_all(&fragment.as_bytes()[start..i])?;
+                // Every such character is in the Basic Multilingual Plane: one escape.
+                write!(writer, "\\u{:04x}", u32::from(c))?;
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
 }
 
 impl Envelope {
@@ -206,9 +244,15 @@ impl Envelope {
         })
     }
 
-    /// The envelope as compact one-line JSON (non-ASCII kept as is).
+    /// The envelope as compact one-line JSON: non-ASCII kept as is, except that every
+    /// [`is_typed_control`] character is escaped, so the line holds no character a terminal or a
+    /// line editor acts on.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("an envelope of strings always serializes")
+        let mut out = Vec::with_capacity(self.message.len() + 128);
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, TypedFormatter);
+        self.serialize(&mut ser)
+            .expect("an envelope of strings always serializes");
+        String::from_utf8(out).expect("JSON of strings is UTF-8")
     }
 
     /// The self-describing text delivered through `agent prompt`: it tells a receiving model, even
@@ -410,10 +454,45 @@ mod tests {
             Envelope::build("a", "b", " \n\t").unwrap_err().code(),
             "SEND_FAILED"
         );
-        assert_eq!(
-            Envelope::build("a", "b", "x\0y").unwrap_err().code(),
-            "SEND_FAILED"
+        // A NUL travels like any other control: escaped, so no argv element holds it.
+        let nul = Envelope::build("a", "b", "x\0y").unwrap();
+        assert!(nul.to_json().contains(r#""message":"x\u0000y""#));
+        assert_eq!(extract_envelope(&nul.wrapper()), Some(nul));
+    }
+
+    /// The envelope line escapes exactly the typed controls, as `\uXXXX` (JSON's short forms
+    /// for the C0 controls that have one), and stays the same JSON value.
+    #[test]
+    fn the_envelope_line_escapes_every_typed_control() {
+        let e = Envelope::build(
+            "a",
+            "b",
+            "keep A\u{7f}\u{7f}\u{7f}B intact\u{85}\u{9b}2J\u{2028}\u{2029}\0\u{1b}[201~\n\u{a0}é",
+        )
+        .unwrap();
+        let json = e.to_json();
+        assert!(
+            json.ends_with(concat!(
+                r#""message":"keep A\u007f\u007f\u007fB intact\u0085\u009b2J\u2028\u2029"#,
+                r#"\u0000\u001b[201~\n"#,
+                "\u{a0}é\"}"
+            )),
+            "{json}"
         );
+        assert!(json.chars().all(|c| !is_typed_control(c)));
+        let v: Value = serde_json::from_str(&json).unwrap();
+        assert!(is_envelope(&v));
+        assert_eq!(v["message"], e.message);
+        let set: Vec<u32> = (0..=0x10ffff)
+            .filter_map(char::from_u32)
+            .filter(|c| is_typed_control(*c))
+            .map(u32::from)
+            .collect();
+        let expected: Vec<u32> = (0..0x20)
+            .chain(0x7f..0xa0)
+            .chain([0x2028, 0x2029])
+            .collect();
+        assert_eq!(set, expected);
     }
 
     #[test]

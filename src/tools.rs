@@ -367,13 +367,14 @@ fn run(
     match op {
         Operation::Peers => ops::peers::peers(herdr, pane),
         Operation::Send => {
-            let to = str_arg(args, "to")
-                .ok_or_else(|| LinkError::PeerNotFound("`to` is missing or not a string".into()))?;
+            let to = str_arg(args, "to").ok_or_else(|| {
+                LinkError::SendToMissing("`to` is missing or not a string".into())
+            })?;
             ops::send::send(herdr, turns, pane, to, str_arg(args, "message"))
         }
         Operation::Close => {
             let agent = str_arg(args, "agent").ok_or_else(|| {
-                LinkError::PeerNotFound("`agent` is missing or not a string".into())
+                LinkError::CloseAgentMissing("`agent` is missing or not a string".into())
             })?;
             ops::close::close(herdr, turns, pane, agent)
         }

@@ -388,111 +388,114 @@ fn validation_fails_closed_before_any_call() {
     }});
     let dir = project(&w, "p", Some(&good));
     let empty = project(&w, "empty", None);
-    let cases: Vec<(&Path, Value, &str)> = vec![
+    use herdr_link::error::LinkError as E;
+    // Each refusal is the row of the error table that says what to fix (never the general text).
+    type Row = fn(String) -> E;
+    let cases: Vec<(&Path, Value, Row)> = vec![
         (
             &dir,
             json!({"name": "x", "config_agent": "tab", "kind": "pi", "args": []}),
-            "START_INPUT_INVALID",
+            E::StartModesMixed,
         ),
         (
             &dir,
             json!({"name": "x", "config_agent": "tab", "args": []}),
-            "START_INPUT_INVALID",
+            E::StartModesMixed,
         ),
         (
             &dir,
             json!({"name": "x", "kind": "pi"}),
-            "START_INPUT_INVALID",
+            E::StartArgsMissing,
         ),
-        (
-            &dir,
-            json!({"name": "x", "args": []}),
-            "START_INPUT_INVALID",
-        ),
-        (&dir, json!({"name": "x"}), "START_INPUT_INVALID"),
+        (&dir, json!({"name": "x", "args": []}), E::StartKindMissing),
+        (&dir, json!({"name": "x"}), E::StartSourceMissing),
         (
             &dir,
             json!({"name": "X", "kind": "pi", "args": []}),
-            "START_INPUT_INVALID",
+            E::StartNameInvalid,
         ),
-        (
-            &dir,
-            json!({"kind": "pi", "args": []}),
-            "START_INPUT_INVALID",
-        ),
+        (&dir, json!({"kind": "pi", "args": []}), E::StartNameInvalid),
         (
             &dir,
             json!({"name": "x", "kind": " ", "args": []}),
-            "START_INPUT_INVALID",
+            E::StartKindInvalid,
         ),
         (
             &dir,
             json!({"name": "x", "kind": "pi", "args": [1]}),
-            "START_INPUT_INVALID",
+            E::StartArgsInvalid,
         ),
         (
             &dir,
             json!({"name": "x", "kind": "pi", "args": "a"}),
-            "START_INPUT_INVALID",
+            E::StartArgsInvalid,
         ),
         (
             &dir,
             json!({"name": "x", "config_agent": " "}),
-            "START_INPUT_INVALID",
+            E::StartConfigAgentInvalid,
         ),
         (
             &dir,
             json!({"name": "x", "config_agent": "tab", "cwd": "  "}),
-            "START_INPUT_INVALID",
+            E::StartCwdInvalid,
         ),
         (
             &dir,
             json!({"name": "x", "config_agent": "tab", "with": "Bad!"}),
-            "START_INPUT_INVALID",
+            E::StartWithInvalid,
         ),
         (
             &dir,
             json!({"name": "x", "kind": "pi", "args": [], "pane": "w1:p2"}),
-            "START_INPUT_INVALID",
+            E::StartUnknownField,
         ),
         (
             &dir,
             json!({"name": "x", "kind": "pi", "args": [], "action": "start"}),
-            "START_INPUT_INVALID",
+            E::StartUnknownField,
         ),
         (
             &dir,
             json!({"name": "x", "kind": "pi", "args": [], "with": "anchor", "cwd": "."}),
-            "START_INPUT_INVALID",
+            E::StartWithAndCwd,
         ),
         (
             &dir,
             json!({"name": "x", "config_agent": "tab", "with": "anchor"}),
-            "START_INPUT_INVALID",
+            E::StartEntryRefusesWith,
         ),
         (
             &dir,
             json!({"name": "x", "config_agent": "beside", "cwd": "."}),
-            "START_INPUT_INVALID",
+            E::StartEntryRefusesCwd,
         ),
         (
             &dir,
             json!({"name": "x", "config_agent": "beside"}),
-            "START_INPUT_INVALID",
+            E::StartEntryNeedsWith,
+        ),
+        (
+            &dir,
+            json!({"name": "x", "kind": "pi", "args": [], "cwd": "no/such/dir"}),
+            E::StartNoLaunchDir,
         ),
         (
             &empty,
             json!({"name": "x", "config_agent": "tab"}),
-            "START_CONFIG_NOT_FOUND",
+            E::StartConfigNotFound,
         ),
         (
             &dir,
             json!({"name": "x", "config_agent": "missing"}),
-            "START_AGENT_NOT_FOUND",
+            E::StartAgentNotFound,
         ),
     ];
-    for (d, input, want) in cases {
-        assert_eq!(code(&start(d, input.clone())), want, "{input}");
+    for (d, input, row) in cases {
+        let want = row(String::new());
+        let r = start(d, input.clone());
+        assert_eq!(code(&r), want.code(), "{input}");
+        assert_eq!(r["error"]["message"], want.agent_text(), "{input}");
     }
     let bad_docs = [
         "{not json",

@@ -71,6 +71,11 @@ fn argv_too_long_is_the_operations_own_failure() {
         json!({"to": "worker-a", "message": message}),
     );
     assert_eq!(r["error"]["code"], "SEND_FAILED", "{r}");
+    // Herdr was never reached: the text says so, never that Herdr refused.
+    assert_eq!(
+        r["error"]["message"],
+        herdr_link::error::LinkError::SendTooLongHere(String::new()).agent_text()
+    );
     assert_eq!(w.calls(), ["agent get w1:p1", "agent get worker-a"]);
     assert!(w.prompts().is_empty());
 
@@ -84,6 +89,10 @@ fn argv_too_long_is_the_operations_own_failure() {
         &w.dir,
     );
     assert_eq!(r["error"]["code"], "START_FAILED", "{r}");
+    assert_eq!(
+        r["error"]["message"],
+        herdr_link::error::LinkError::StartTooLongHere(String::new()).agent_text()
+    );
     let calls = w.calls();
     assert_eq!(calls.first().map(String::as_str), Some("agent get w1:p1"));
     assert!(

@@ -261,3 +261,19 @@ fn protocol_section_7_gives_the_table_texts() {
         );
     }
 }
+
+/// Every fixed text of the table is written out in PROTOCOL.md (§7 and its notes), so the
+/// document never drifts from what the model sees.
+#[test]
+fn protocol_gives_every_fixed_text() {
+    let protocol = read("PROTOCOL.md");
+    for r in REASONS {
+        assert!(
+            protocol.contains(&format!("`{}`", r.text))
+                || protocol.contains(&format!("`{}: {}`", r.code, r.text)),
+            "PROTOCOL.md does not give {}: {}",
+            r.code,
+            r.text
+        );
+    }
+}

@@ -49,6 +49,10 @@ fn an_oversized_message_is_refused_before_any_herdr_call() {
         // Within maxLength, over the byte rule.
         "中".repeat(MAX_MESSAGE_BYTES / 3 + 1),
         "\u{1}".repeat(MAX_MESSAGE_BYTES / 6 + 1),
+        // DEL, the C1 controls and U+2028 travel escaped: 6 bytes each.
+        "\u{7f}".repeat(MAX_MESSAGE_BYTES / 6 + 1),
+        "\u{9b}".repeat(MAX_MESSAGE_BYTES / 6 + 1),
+        "\u{2028}".repeat(MAX_MESSAGE_BYTES / 6 + 1),
         format!("{}\"", "a".repeat(MAX_MESSAGE_BYTES - 1)),
     ];
     for message in cases {
@@ -61,12 +65,17 @@ fn an_oversized_message_is_refused_before_any_herdr_call() {
             )
         });
         assert_eq!(code(&r), "SEND_FAILED", "{r}");
+        // It says so, with the limit, and that the message may be split.
+        assert_eq!(
+            r["error"]["message"],
+            herdr_link::error::LinkError::SendMessageTooLong(String::new()).agent_text()
+        );
         // The answer stays short (the first call activates the session, so it may carry the
         // Contract, which is not an echo of the input).
         let mut answer = r.clone();
         answer.as_object_mut().unwrap().remove("contract");
         assert!(
-            answer.to_string().len() < 300,
+            answer.to_string().len() < 500,
             "the answer stays short: {answer}"
         );
         assert!(w.argv_log().is_empty(), "no Herdr call: {:?}", w.calls());
@@ -105,7 +114,9 @@ fn a_message_at_the_limit_is_delivered_whole_in_every_class_of_character() {
     let mut sent = Vec::new();
     // 6-byte escapes (control characters), 4-byte characters, CJK (3), 2-byte escapes, ASCII;
     // then the sizes people write: 60 KB of plain text, ~30 KB of Chinese.
-    for unit in ["\u{1}", "😀", "中", "\"", "\n", "a"] {
+    for unit in [
+        "\u{1}", "\u{7f}", "\u{85}", "\u{2029}", "😀", "中", "\"", "\n", "a",
+    ] {
         sent.push(message_of(unit, MAX_MESSAGE_BYTES));
     }
     sent.push(message_of("a", 60 * 1024));

@@ -249,24 +249,62 @@ fn tools_link_errors_and_gateway_dispatch() {
     assert_eq!(sent["status"], "sent");
     assert_eq!(sent["to"], "worker");
     // Link errors: isError results, never JSON-RPC errors.
+    // A refusal the model can fix says what to fix (its own row of the error table).
+    use herdr_link::error::LinkError as E;
+    let fix = |row: fn(String) -> E| row(String::new()).agent_text();
     for (id, name, args, want) in [
         (
             3,
             "herdr_link_send",
             json!({"to": "stranger", "message": "x"}),
-            NOT_A_PEER,
+            NOT_A_PEER.to_string(),
         ),
-        (4, "herdr_link_send", json!({"message": "x"}), NOT_A_PEER),
-        (5, "herdr_link_close", json!({"agent": "ghost"}), NOT_A_PEER),
+        (
+            4,
+            "herdr_link_send",
+            json!({"message": "x"}),
+            fix(E::SendToMissing),
+        ),
+        (
+            5,
+            "herdr_link_close",
+            json!({"agent": "ghost"}),
+            NOT_A_PEER.to_string(),
+        ),
         (
             6,
             "herdr_link_send",
-            json!({"to": "worker", "message": ""}),
-            "SEND_FAILED: Herdr did not accept message delivery",
+            json!({"to": "worker", "message": " \n"}),
+            fix(E::SendMessageBlank),
+        ),
+        (
+            60,
+            "herdr_link_send",
+            json!({"to": "worker", "message": "\u{7f}".repeat(herdr_link::limits::MAX_MESSAGE_BYTES / 6 + 1)}),
+            fix(E::SendMessageTooLong),
+        ),
+        (61, "herdr_link_close", json!({}), fix(E::CloseAgentMissing)),
+        (
+            62,
+            "herdr_link_start",
+            json!({"name": "Bad Name", "kind": "pi", "args": []}),
+            fix(E::StartNameInvalid),
+        ),
+        (
+            63,
+            "herdr_link_start",
+            json!({"name": "helper", "config_agent": "a", "kind": "pi"}),
+            fix(E::StartModesMixed),
+        ),
+        (
+            64,
+            "herdr_link_start",
+            json!({"name": "helper", "kind": "pi"}),
+            fix(E::StartArgsMissing),
         ),
     ] {
         let answer = s.call(id, name, args).pop().unwrap();
-        assert_eq!(tool_text(&answer), (want.to_string(), true), "{name}");
+        assert_eq!(tool_text(&answer), (want, true), "{name}");
     }
     // Gateway dispatch: nested arguments and the shorthand.
     let peers = tool_json(

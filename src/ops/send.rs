@@ -14,9 +14,9 @@ use crate::protocol::{check_message, is_valid_agent_name, Envelope};
 use crate::turn::{self, Delivery};
 
 /// Sends `message` to `to`: the input first (recipient name rule, then a message that is
-/// missing, over the size limit, blank or holds a NUL), so no Herdr call (not even the
-/// self-identity bootstrap's rename) happens for a send that could not travel; then fresh self
-/// and target records, the same-workspace guard, and, in the receiver's turn, one
+/// missing, over the size limit or blank), so no Herdr call (not even the self-identity
+/// bootstrap's rename) happens for a send that could not travel; then fresh self and target
+/// records, the same-workspace guard, and, in the receiver's turn, one
 /// `agent prompt <to> <wrapper>`. "sent" means Herdr accepted delivery, nothing more.
 pub fn send(
     herdr: &Herdr,
@@ -32,10 +32,11 @@ pub fn send(
             "target agent is not a live peer".into(),
         ));
     }
-    let message = message
-        .ok_or_else(|| LinkError::SendFailed("`message` is missing or not a string".into()))?;
+    let message = message.ok_or_else(|| {
+        LinkError::SendMessageBlank("`message` is missing or not a string".into())
+    })?;
     if message_over_limit(message) {
-        return Err(LinkError::SendFailed(format!(
+        return Err(LinkError::SendMessageTooLong(format!(
             "message is over the limit of {MAX_MESSAGE_BYTES} bytes as the envelope encodes it ({}+ bytes; {} characters given); nothing was sent",
             encoded_len_upto(message, MAX_MESSAGE_BYTES),
             message.chars().count()
@@ -50,7 +51,7 @@ pub fn send(
     if wrapper.len() >= MAX_ARG_STRLEN {
         // Unreachable within MAX_MESSAGE_BYTES (see its bound); kept so a change there can never
         // turn into a spawn failure reported as a missing Herdr.
-        return Err(LinkError::SendFailed(format!(
+        return Err(LinkError::SendMessageTooLong(format!(
             "wrapper is {} bytes; one argv element holds at most {} bytes",
             wrapper.len(),
             MAX_ARG_STRLEN - 1
@@ -94,6 +95,7 @@ fn deliver(
         }) => Err(LinkError::SendUnconfirmed(format!(
             "{detail}; Herdr may still type the message"
         ))),
+        Err(CliFailure::ArgsTooLong(detail)) => Err(LinkError::SendTooLongHere(detail)),
         Err(f) => Err(f.classify(LinkError::SendFailed)),
     }
 }

@@ -27,7 +27,7 @@ pub const ACTIONS: [(&str, &str); 4] = [
 ];
 
 /// The Agent Name rule as the model reads it (`protocol::is_valid_agent_name`).
-const AGENT_NAME_RULE: &str = "a lowercase letter, then up to 31 lowercase letters, digits, _ or -";
+const AGENT_NAME_RULE: &str = crate::protocol::agent_name_rule!();
 
 const PEERS_DESCRIPTION: &str = "List the live, named agents of this Herdr workspace and their advisory state (idle, working, blocked, done, unknown). Use it only to discover or recover an address: a peer's state never proves that its work is complete.";
 
@@ -75,7 +75,7 @@ fn string(description: &str) -> Value {
 /// that can ever pass; the description states the real rule, [`MAX_MESSAGE_BYTES`] as encoded.
 fn message_property(description: &str) -> Value {
     let description = format!(
-        "{description} Not blank. At most {} bytes as the message envelope encodes it: a plain ASCII character counts 1, a quote, backslash, newline or tab 2, another control character 6, any other character its UTF-8 length (2 to 4; Chinese 3): about 128,000 characters of plain English or 42,000 of Chinese.",
+        "{description} Not blank. At most {} bytes as the message envelope encodes it: a plain ASCII character counts 1, a quote, backslash, newline or tab 2, another control character (DEL and U+0080 to U+009F included) or U+2028 or U+2029 6, any other character its UTF-8 length (2 to 4; Chinese 3): about 128,000 characters of plain English or 42,000 of Chinese. Every character travels, control characters included, and arrives exactly as sent.",
         group_thousands(MAX_MESSAGE_BYTES)
     );
     json!({"type": "string", "maxLength": MAX_MESSAGE_CHARS, "description": description})

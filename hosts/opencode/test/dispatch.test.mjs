@@ -41,9 +41,11 @@ test("action peers lists the live same-workspace agents", async () => {
 test("action send delivers one prompt with the Link envelope", async () => {
   const world = setupWorld()
   const hooks = await initPlugin(world.dir)
+  // Controls a terminal would act on travel escaped; JSON.parse gives back exactly what was sent.
+  const message = "hello from opencode: keep A\u007f\u007f\u007fB intact \u0085\u009b2J \u2028\u2029 \u0000 end"
   const res = await callJson(
     hooks,
-    { action: "send", arguments: { to: "worker", message: "hello from opencode" } },
+    { action: "send", arguments: { to: "worker", message } },
     { sessionID: "s_send", directory: world.dir },
   )
   assert.equal(res.status, "sent")
@@ -55,10 +57,11 @@ test("action send delivers one prompt with the Link envelope", async () => {
   assert.equal(prompts[0].pane_id, "w1:p2")
   const lines = prompts[0].text.split("\n")
   assert.match(lines[0], /^\[herdr-link\/1\]/)
+  assert.doesNotMatch(prompts[0].text, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/)
   const envelope = JSON.parse(lines.at(-1))
   assert.deepEqual(
     { from: envelope.from, to: envelope.to, message: envelope.message, id: envelope.id },
-    { from: "brain", to: "worker", message: "hello from opencode", id: res.id },
+    { from: "brain", to: "worker", message, id: res.id },
   )
 })
 

@@ -166,14 +166,18 @@ class InsideHerdr(unittest.TestCase):
                 {"self": {"name": "brain", "state": "working"},
                  "peers": [{"name": "reviewer", "state": "idle"}]},
             )
-            message = 'Review "retry" ✓\nsecond line'
+            # Controls a terminal would act on travel escaped and decode to exactly what was sent.
+            message = 'Review "retry" ✓\nsecond line: keep A\x7f\x7f\x7fB intact \x85\x9b2J \u2028\u2029 \x00 end'
             sent = s.tool_call("herdr_link_send", {"to": "reviewer", "message": message})
             self.assertEqual(sent["status"], "sent")
             self.assertEqual(sent["to"], "reviewer")
             prompts = self.world.prompts()
             self.assertEqual(len(prompts), 1)
             self.assertEqual(prompts[0]["name"], "reviewer")
-            envelope = json.loads(prompts[0]["text"].strip().split("\n")[-1])
+            typed = prompts[0]["text"]
+            keys = [c for c in typed if c != "\n" and (ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c in "\u2028\u2029")]
+            self.assertEqual(keys, [], "the typed text holds no control but its own line breaks")
+            envelope = json.loads(typed.split("\n")[-1])
             self.assertEqual(envelope["message"], message)
             self.assertEqual(envelope["id"], sent["id"])
 

@@ -18,10 +18,6 @@ use placement::Allocation;
 
 const KEYS: [&str; 6] = ["name", "with", "cwd", "config_agent", "kind", "args"];
 
-fn invalid(detail: impl Into<String>) -> LinkError {
-    LinkError::StartInputInvalid(detail.into())
-}
-
 /// The start input after validation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StartInput {
@@ -44,23 +40,28 @@ pub enum Mode {
     Explicit(Variant),
 }
 
-/// Checks the model's input (behaviour doc §5.2) before anything else happens.
+/// Checks the model's input (behaviour doc §5.2) before anything else happens. Each refusal
+/// names the field to fix (its own row of the error table); the detail says what was given.
 pub fn validate(input: &Map<String, Value>) -> Result<StartInput, LinkError> {
+    use LinkError as E;
     if let Some(k) = input.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(invalid(format!("unknown field {}", crate::limits::echo(k))));
+        return Err(E::StartUnknownField(format!(
+            "unknown field {}",
+            crate::limits::echo(k)
+        )));
     }
     let name = input
         .get("name")
         .and_then(Value::as_str)
         .filter(|n| is_valid_agent_name(n))
-        .ok_or_else(|| invalid("name must be a valid Agent Name"))?
+        .ok_or_else(|| E::StartNameInvalid("name must be a valid Agent Name".into()))?
         .to_string();
     let with = match input.get("with") {
         None => None,
         Some(v) => Some(
             v.as_str()
                 .filter(|n| is_valid_agent_name(n))
-                .ok_or_else(|| invalid("with must be a valid Agent Name"))?
+                .ok_or_else(|| E::StartWithInvalid("with must be a valid Agent Name".into()))?
                 .to_string(),
         ),
     };
@@ -69,28 +70,36 @@ pub fn validate(input: &Map<String, Value>) -> Result<StartInput, LinkError> {
         Some(v) => Some(
             v.as_str()
                 .filter(|c| !c.trim().is_empty())
-                .ok_or_else(|| invalid("cwd must be a non-blank string"))?
+                .ok_or_else(|| E::StartCwdInvalid("cwd must be a non-blank string".into()))?
                 .to_string(),
         ),
     };
     let has = |k: &str| input.contains_key(k);
     if has("config_agent") && (has("kind") || has("args")) {
-        return Err(invalid("config_agent cannot be combined with kind/args"));
+        return Err(E::StartModesMixed(
+            "config_agent cannot be combined with kind/args".into(),
+        ));
     }
     let mode = if let Some(v) = input.get("config_agent") {
-        let key = v
-            .as_str()
-            .filter(|k| !k.trim().is_empty())
-            .ok_or_else(|| invalid("config_agent must be a non-blank string"))?;
+        let key = v.as_str().filter(|k| !k.trim().is_empty()).ok_or_else(|| {
+            E::StartConfigAgentInvalid("config_agent must be a non-blank string".into())
+        })?;
         Mode::Configured(key.to_string())
     } else {
-        let (Some(kind), Some(args)) = (input.get("kind"), input.get("args")) else {
-            return Err(invalid("explicit start needs both kind and args"));
+        let (kind, args) = match (input.get("kind"), input.get("args")) {
+            (Some(kind), Some(args)) => (kind, args),
+            (None, None) => {
+                return Err(E::StartSourceMissing(
+                    "neither config_agent nor kind and args".into(),
+                ))
+            }
+            (None, Some(_)) => return Err(E::StartKindMissing("args without kind".into())),
+            (Some(_), None) => return Err(E::StartArgsMissing("kind without args".into())),
         };
         let kind = kind
             .as_str()
             .filter(|k| !k.trim().is_empty())
-            .ok_or_else(|| invalid("kind must be a non-blank string"))?
+            .ok_or_else(|| E::StartKindInvalid("kind must be a non-blank string".into()))?
             .to_string();
         let args = args
             .as_array()
@@ -99,12 +108,14 @@ pub fn validate(input: &Map<String, Value>) -> Result<StartInput, LinkError> {
                     .map(|s| s.as_str().map(str::to_string))
                     .collect::<Option<Vec<_>>>()
             })
-            .ok_or_else(|| invalid("args must be an array of strings"))?;
+            .ok_or_else(|| E::StartArgsInvalid("args must be an array of strings".into()))?;
         if let Some(why) = config::args_too_large(&args) {
-            return Err(invalid(format!("args: {why}")));
+            return Err(E::StartArgsTooLarge(format!("args: {why}")));
         }
         if with.is_some() && cwd.is_some() {
-            return Err(invalid("with cannot be combined with cwd"));
+            return Err(E::StartWithAndCwd(
+                "with cannot be combined with cwd".into(),
+            ));
         }
         Mode::Explicit(Variant { kind, args })
     };
@@ -131,8 +142,8 @@ fn resolve_target(
     match placement {
         Placement::NewTab { label } => {
             if input.with.is_some() {
-                return Err(invalid(
-                    "this entry's placement is new_tab; with is not allowed",
+                return Err(LinkError::StartEntryRefusesWith(
+                    "this entry's placement is new_tab; with is not allowed".into(),
                 ));
             }
             let cwd = launch_dir(input.cwd.as_deref(), context_dir)?;
@@ -143,14 +154,15 @@ fn resolve_target(
         }
         Placement::With => {
             if input.cwd.is_some() {
-                return Err(invalid(
-                    "with placement inherits the anchor's cwd; cwd is not allowed",
+                return Err(LinkError::StartEntryRefusesCwd(
+                    "with placement inherits the anchor's cwd; cwd is not allowed".into(),
                 ));
             }
-            let anchor = input
-                .with
-                .clone()
-                .ok_or_else(|| invalid("this entry's placement is with; an anchor is required"))?;
+            let anchor = input.with.clone().ok_or_else(|| {
+                LinkError::StartEntryNeedsWith(
+                    "this entry's placement is with; an anchor is required".into(),
+                )
+            })?;
             Ok(Target::With { anchor })
         }
     }
@@ -164,7 +176,7 @@ fn launch_dir(cwd: Option<&str>, context_dir: &Path) -> Result<PathBuf, LinkErro
         Some(c) => context_dir.join(c).components().collect(),
     };
     if !dir.is_dir() {
-        return Err(invalid(format!(
+        return Err(LinkError::StartNoLaunchDir(format!(
             "launch directory {} does not exist",
             dir.display()
         )));
@@ -228,7 +240,7 @@ fn launch(
             let primary = match f {
                 // agent_not_found here means the launch failed, not that a peer is missing.
                 f if f.is_code("agent_not_found") => LinkError::StartFailed(f.detail()),
-                f => f.classify(LinkError::StartFailed),
+                f => placement::start_failure(f),
             };
             Err(allocation.roll_back(herdr, primary))
         }

@@ -46,6 +46,16 @@ fn after_rollback(primary: LinkError, undone: Result<serde_json::Value, CliFailu
     }
 }
 
+/// A failed Herdr call of a start: an argv the kernel refused as too long never reached Herdr
+/// and says so; anything else is classified as every step's failure is, with START_FAILED as
+/// the operation's own code.
+pub(super) fn start_failure(f: CliFailure) -> LinkError {
+    match f {
+        CliFailure::ArgsTooLong(detail) => LinkError::StartTooLongHere(detail),
+        f => f.classify(LinkError::StartFailed),
+    }
+}
+
 /// `tab create` in the caller's live workspace, then the new tab's single root pane from a fresh
 /// `pane list` (the create response's `root_pane` is not trusted).
 pub fn new_tab(
@@ -55,18 +65,18 @@ pub fn new_tab(
     label: Option<&str>,
 ) -> Result<Allocation, LinkError> {
     if workspace.is_empty() {
-        return Err(LinkError::StartFailed(
+        return Err(LinkError::StartNoPlace(
             "caller reported no workspace".into(),
         ));
     }
     let created = herdr
         .tab_create(workspace, cwd, label)
-        .map_err(|f| f.classify(LinkError::StartFailed))?;
+        .map_err(start_failure)?;
     let tab = created_tab_id(&created)
-        .ok_or_else(|| LinkError::StartFailed("created tab reported no tab id".into()))?;
+        .ok_or_else(|| LinkError::StartNoPlace("created tab reported no tab id".into()))?;
     let root = herdr
         .pane_list(workspace)
-        .map_err(|f| f.classify(LinkError::StartFailed))
+        .map_err(start_failure)
         .and_then(|list| {
             let mut roots: Vec<String> = pane_list(&list)
                 .into_iter()
@@ -76,7 +86,7 @@ pub fn new_tab(
             if roots.len() == 1 {
                 Ok(roots.remove(0))
             } else {
-                Err(LinkError::StartFailed(format!(
+                Err(LinkError::StartNoPlace(format!(
                     "created tab {tab} must contain exactly one root pane, found {}",
                     roots.len()
                 )))
@@ -99,20 +109,18 @@ pub fn with_anchor(herdr: &Herdr, workspace: &str, anchor: &str) -> Result<Alloc
     if anchor.pane_id.is_empty() {
         return Err(LinkError::PeerNotFound("anchor reported no pane".into()));
     }
-    let pane = herdr
-        .pane_get(&anchor.pane_id)
-        .map_err(|f| f.classify(LinkError::StartFailed))?;
+    let pane = herdr.pane_get(&anchor.pane_id).map_err(start_failure)?;
     let pane = PaneRecord::from_response(&pane).unwrap_or_default();
     same_workspace(workspace, pane.workspace_id.as_deref().unwrap_or(""))?;
     let cwd = pane.cwd.ok_or_else(|| {
-        LinkError::StartFailed(format!("anchor pane {} reported no cwd", anchor.pane_id))
+        LinkError::StartNoPlace(format!("anchor pane {} reported no cwd", anchor.pane_id))
     })?;
     let split = herdr
         .pane_split(&anchor.pane_id, &cwd)
-        .map_err(|f| f.classify(LinkError::StartFailed))?;
+        .map_err(start_failure)?;
     let pane_id = PaneRecord::from_response(&split)
         .and_then(|p| p.pane_id)
-        .ok_or_else(|| LinkError::StartFailed("pane split returned no created pane id".into()))?;
+        .ok_or_else(|| LinkError::StartNoPlace("pane split returned no created pane id".into()))?;
     Ok(Allocation {
         undo: Undo::ClosePane(pane_id.clone()),
         pane_id,
