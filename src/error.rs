@@ -159,12 +159,12 @@ link_errors! {
         /// `name` is missing, not a string, or breaks the Agent Name rule.
         StartNameInvalid: concat!(
             "name must be the new agent's Agent Name: ",
-            crate::protocol::agent_name_rule!()
+            crate::limits::agent_name_rule!()
         ),
         /// `with` is not a string or breaks the Agent Name rule.
         StartWithInvalid: concat!(
             "with must be the Agent Name of a live agent in this workspace (",
-            crate::protocol::agent_name_rule!(),
+            crate::limits::agent_name_rule!(),
             ")"
         ),
         /// `cwd` is not a string or is blank.

@@ -1,6 +1,8 @@
 //! The documented size limits (PROTOCOL.md §8.1): what one request, one session key, one
 //! message and one start's `args` may hold, so the work and memory of any single call are
-//! bounded and every Herdr argv element fits the kernel's limit. Nothing here does IO.
+//! bounded and every Herdr argv element fits the kernel's limit; how a message is counted (the
+//! characters the envelope line escapes, [`is_typed_control`]); and the rules a refusal states
+//! (the limits, the Agent Name rule), written once in the model's words. Nothing here does IO.
 
 /// Linux's limit on one argv element (`MAX_ARG_STRLEN`), in bytes, the terminating NUL included.
 pub const MAX_ARG_STRLEN: usize = 128 * 1024;
@@ -25,6 +27,26 @@ macro_rules! start_args_chars_text {
 }
 pub(crate) use {message_bytes_text, start_args_chars_text, start_args_text};
 
+/// The Agent Name rule (`protocol::is_valid_agent_name`, at most 32 characters) in the model's
+/// words, written once for every text that states it (schemas, refusals).
+macro_rules! agent_name_rule {
+    () => {
+        "a lowercase letter, then up to 31 lowercase letters, digits, _ or -"
+    };
+}
+pub(crate) use agent_name_rule;
+
+/// Whether `c` is a character the envelope line (`protocol::Envelope::to_json`) never holds raw,
+/// because a terminal, a line
+/// discipline or a line editor may act on it instead of showing it (PROTOCOL.md §2, "the inbound
+/// wrapper"): the C0 controls U+0000–U+001F (JSON escapes them itself), DEL U+007F, the C1
+/// controls U+0080–U+009F, and the line and paragraph separators U+2028 and U+2029. The
+/// envelope writes each as a JSON escape (`\n`, `\u007f`, ...), which decodes to the same
+/// character.
+pub fn is_typed_control(c: char) -> bool {
+    matches!(c, '\0'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}')
+}
+
 /// A number written with optional thousands separators (`"128,000"`), read at compile time.
 const fn grouped(text: &str) -> usize {
     let bytes = text.as_bytes();
@@ -43,7 +65,7 @@ const fn grouped(text: &str) -> usize {
 /// The largest `send` message, in bytes **as the envelope encodes it** ([`encoded_len_upto`]):
 /// a plain ASCII character counts 1; `"`, `\\`, newline, tab, carriage return, backspace and
 /// form feed count 2; every other character the envelope line escapes
-/// ([`crate::protocol::is_typed_control`]: the other C0 controls, DEL, the C1 controls, U+2028 and
+/// ([`is_typed_control`]: the other C0 controls, DEL, the C1 controls, U+2028 and
 /// U+2029) 6 (`\uXXXX`); any other character its UTF-8 length (2–4). The whole wrapper travels as
 /// one argv element: 128,000 bytes of message plus the wrapper text and the other envelope fields
 /// (under 1 KiB with the longest names) stays below [`MAX_ARG_STRLEN`]. So about 128,000
@@ -95,7 +117,7 @@ pub fn encoded_len_upto(message: &str, max: usize) -> usize {
     for c in message.chars() {
         n += match c {
             '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-            c if crate::protocol::is_typed_control(c) => 6,
+            c if is_typed_control(c) => 6,
             c => c.len_utf8(),
         };
         if n > max {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::LinkError;
+use crate::limits::is_typed_control;
 
 pub use crate::contract_block::contract_block;
 
@@ -35,15 +36,6 @@ pub const BOOTSTRAP_PREFIX: &str = "hl-";
 
 /// The Active Contract, taken at build time from the §3 block of PROTOCOL.md.
 pub const CONTRACT: &str = include_str!(concat!(env!("OUT_DIR"), "/contract.txt"));
-
-/// The Agent Name rule of [`is_valid_agent_name`] in the model's words, written once for every
-/// text that states it (schemas, refusals).
-macro_rules! agent_name_rule {
-    () => {
-        "a lowercase letter, then up to 31 lowercase letters, digits, _ or -"
-    };
-}
-pub(crate) use agent_name_rule;
 
 /// Whether `name` is a valid Agent Name: `^[a-z][a-z0-9_-]{0,31}$`.
 pub fn is_valid_agent_name(name: &str) -> bool {
@@ -186,16 +178,6 @@ pub fn check_message(message: &str) -> Result<(), LinkError> {
         return Err(LinkError::SendMessageBlank("message is blank".into()));
     }
     Ok(())
-}
-
-/// Whether `c` is a character the envelope line never holds raw, because a terminal, a line
-/// discipline or a line editor may act on it instead of showing it (PROTOCOL.md §2, "the inbound
-/// wrapper"): the C0 controls U+0000–U+001F (JSON escapes them itself), DEL U+007F, the C1
-/// controls U+0080–U+009F, and the line and paragraph separators U+2028 and U+2029. The
-/// envelope writes each as a JSON escape (`\n`, `\u007f`, ...), which decodes to the same
-/// character.
-pub fn is_typed_control(c: char) -> bool {
-    matches!(c, '\0'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}')
 }
 
 /// Compact JSON in which, beyond JSON's own escaping (`"`, `\` and the C0 controls), every

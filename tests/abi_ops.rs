@@ -180,11 +180,12 @@ fn non_string_inputs() {
 }
 
 #[test]
-fn blank_or_nul_message_sends_nothing() {
+fn a_blank_message_sends_nothing_and_a_nul_travels_escaped() {
     let _g = serial();
     let w = rich_world();
     let a = abi();
-    for m in [" \n\t ", "", "before\u{0}after"] {
+    let blank = herdr_link::error::LinkError::SendMessageBlank(String::new()).agent_text();
+    for m in [json!(" \n\t "), json!(""), json!(7)] {
         w.clear_log();
         let r = a.tool(
             "blank",
@@ -192,9 +193,29 @@ fn blank_or_nul_message_sends_nothing() {
             json!({"to": "worker-a", "message": m}),
         );
         assert_eq!(err_code(&r), "SEND_FAILED");
+        assert_eq!(r["error"]["message"], blank, "says what to fix");
         assert!(w.calls().is_empty(), "no Herdr call: {:?}", w.calls());
     }
     assert!(w.prompts().is_empty());
+    // A NUL is a control like any other: escaped in the envelope, so no argv element holds it.
+    let r = a.tool(
+        "blank",
+        "herdr_link_send",
+        json!({"to": "worker-a", "message": "before\u{0}after"}),
+    );
+    assert_eq!(ok(&r)["status"], "sent");
+    let prompts = w.prompts();
+    let text = prompts[0]["text"].as_str().unwrap();
+    assert!(
+        text.ends_with(r#""message":"before\u0000after"}"#),
+        "{text}"
+    );
+    assert_eq!(
+        herdr_link::protocol::extract_envelope(text)
+            .unwrap()
+            .message,
+        "before\u{0}after"
+    );
 }
 
 #[test]

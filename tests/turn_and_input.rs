@@ -70,8 +70,9 @@ fn a_missed_delivery_turn_has_its_own_text() {
     std::env::remove_var("HERDR_LINK_TURN_WAIT_MS");
 }
 
-/// An invalid `to` is PEER_NOT_FOUND whatever the message is: too long, blank, with a NUL, or
-/// missing. No Herdr call is made.
+/// An invalid `to` is PEER_NOT_FOUND whatever the message is: too long, blank, or missing; a
+/// `to` that is not a string is PEER_NOT_FOUND saying that the recipient is missing. No Herdr
+/// call is made.
 #[test]
 fn the_recipient_is_checked_before_the_message() {
     let _g = serial();
@@ -84,7 +85,6 @@ fn the_recipient_is_checked_before_the_message() {
         json!({"to": "Not A Name", "message": "a\u{0}b"}),
         json!({"to": "Not A Name"}),
         json!({"to": "Not A Name", "message": 7}),
-        json!({"to": 7, "message": long}),
     ] {
         let r = a.tool("order", "herdr_link_send", input.clone());
         assert_eq!(
@@ -92,6 +92,15 @@ fn the_recipient_is_checked_before_the_message() {
             "{input}"
         );
     }
+    let r = a.tool(
+        "order",
+        "herdr_link_send",
+        json!({"to": 7, "message": long}),
+    );
+    assert_eq!(
+        r["error"]["message"],
+        herdr_link::error::LinkError::SendToMissing(String::new()).agent_text()
+    );
     // A valid recipient with a message that cannot travel is still SEND_FAILED.
     let r = a.tool(
         "order",

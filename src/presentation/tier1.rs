@@ -27,7 +27,7 @@ pub const ACTIONS: [(&str, &str); 4] = [
 ];
 
 /// The Agent Name rule as the model reads it (`protocol::is_valid_agent_name`).
-const AGENT_NAME_RULE: &str = crate::protocol::agent_name_rule!();
+const AGENT_NAME_RULE: &str = crate::limits::agent_name_rule!();
 
 const PEERS_DESCRIPTION: &str = "List the live, named agents of this Herdr workspace and their advisory state (idle, working, blocked, done, unknown). Use it only to discover or recover an address: a peer's state never proves that its work is complete.";
 
