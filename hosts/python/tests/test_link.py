@@ -265,7 +265,8 @@ class InsideHerdr(unittest.TestCase):
             with self.assertRaises(LinkError) as cm:
                 s.tool_call("herdr_link", {})
             self.assertEqual(cm.exception.code, "NOT_IN_HERDR")
-            text = dict(herdr_link._codes.REASONS)["NOT_IN_HERDR"]
+            # A code's general text is its first row.
+            text = next(t for c, t in herdr_link._codes.REASONS if c == "NOT_IN_HERDR")
             self.assertEqual(cm.exception.message, f"NOT_IN_HERDR: {text}")
             self.assertEqual(s.presentation("deferred"), {"tools": [], "contract": None})
             self.assertFalse(s.is_active())
