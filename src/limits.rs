@@ -37,15 +37,48 @@ macro_rules! agent_name_rule {
 pub(crate) use agent_name_rule;
 
 /// Whether `c` is a character the envelope line (`protocol::Envelope::to_json`) never holds raw,
-/// because a terminal, a line
-/// discipline or a line editor may act on it instead of showing it (PROTOCOL.md §2, "the inbound
-/// wrapper"): the C0 controls U+0000–U+001F (JSON escapes them itself), DEL U+007F, the C1
-/// controls U+0080–U+009F, and the line and paragraph separators U+2028 and U+2029. The
-/// envelope writes each as a JSON escape (`\n`, `\u007f`, ...), which decodes to the same
-/// character.
+/// because a terminal, a line discipline or a line editor may act on it instead of showing it
+/// (PROTOCOL.md §2, "what the typed wrapper never holds"): the C0 controls U+0000–U+001F (JSON
+/// escapes them itself), DEL U+007F, the C1 controls U+0080–U+009F, the line and paragraph
+/// separators U+2028 and U+2029, and the invisible format characters ([`FORMAT_CHARACTERS`]).
+/// The envelope writes each as a JSON escape (`\n`, `\u007f`, a surrogate pair above U+FFFF),
+/// which decodes to the same character.
 pub fn is_typed_control(c: char) -> bool {
-    matches!(c, '\0'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}')
+    matches!(c, '\0'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}') || {
+        let c = u32::from(c);
+        FORMAT_CHARACTERS
+            .iter()
+            .any(|&(first, last)| (first..=last).contains(&c))
+    }
 }
+
+/// Unicode 15.1's format characters (General Category Cf), as inclusive ranges: soft hyphen,
+/// zero-width space and joiners, bidirectional marks, embeddings, overrides and isolates, word
+/// joiner, byte order mark, interlinear annotation, tag characters and the rest. Invisible, and a
+/// line editor may drop them (Claude Code 2.1 did, PROTOCOL.md §2).
+const FORMAT_CHARACTERS: [(u32, u32); 21] = [
+    (0xAD, 0xAD),
+    (0x600, 0x605),
+    (0x61C, 0x61C),
+    (0x6DD, 0x6DD),
+    (0x70F, 0x70F),
+    (0x890, 0x891),
+    (0x8E2, 0x8E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+];
 
 /// A number written with optional thousands separators (`"128,000"`), read at compile time.
 const fn grouped(text: &str) -> usize {
@@ -65,8 +98,9 @@ const fn grouped(text: &str) -> usize {
 /// The largest `send` message, in bytes **as the envelope encodes it** ([`encoded_len_upto`]):
 /// a plain ASCII character counts 1; `"`, `\\`, newline, tab, carriage return, backspace and
 /// form feed count 2; every other character the envelope line escapes
-/// ([`is_typed_control`]: the other C0 controls, DEL, the C1 controls, U+2028 and
-/// U+2029) 6 (`\uXXXX`); any other character its UTF-8 length (2–4). The whole wrapper travels as
+/// ([`is_typed_control`]: the other C0 controls, DEL, the C1 controls, U+2028, U+2029 and the
+/// format characters) 6 (`\uXXXX`; 12 above U+FFFF, a surrogate pair); any other character its
+/// UTF-8 length (2–4). The whole wrapper travels as
 /// one argv element: 128,000 bytes of message plus the wrapper text and the other envelope fields
 /// (under 1 KiB with the longest names) stays below [`MAX_ARG_STRLEN`]. So about 128,000
 /// characters of plain English, 42,000 of Chinese, 21,000 control characters.
@@ -117,7 +151,8 @@ pub fn encoded_len_upto(message: &str, max: usize) -> usize {
     for c in message.chars() {
         n += match c {
             '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-            c if is_typed_control(c) => 6,
+            // One `\uXXXX` per UTF-16 unit: a surrogate pair above U+FFFF.
+            c if is_typed_control(c) => 6 * c.len_utf16(),
             c => c.len_utf8(),
         };
         if n > max {
@@ -184,6 +219,8 @@ mod tests {
             (0u8..0x20).map(char::from).collect::<String>(),
             ('\u{7f}'..='\u{a0}').collect::<String>(),
             "é 中文 😀 \u{2028} \u{2029} \u{85} \u{9b}[31m".into(),
+            "soft\u{ad}hyphen \u{200b}\u{200d}\u{202e}\u{feff} 👨\u{200d}👩 tag \u{e0067}\u{e007f}"
+                .into(),
         ];
         for m in samples {
             assert_eq!(
@@ -193,6 +230,7 @@ mod tests {
             );
         }
         assert_eq!(encoded_len_upto("\u{7f}\u{85}\u{2028}", usize::MAX), 18);
+        assert_eq!(encoded_len_upto("\u{200b}\u{e0067}", usize::MAX), 18);
         assert!(encoded_len_upto(&"\u{1}".repeat(100), 10) > 10);
         assert!(!message_over_limit(&"a".repeat(MAX_MESSAGE_BYTES)));
         assert!(message_over_limit(&"a".repeat(MAX_MESSAGE_BYTES + 1)));

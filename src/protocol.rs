@@ -181,7 +181,7 @@ pub fn check_message(message: &str) -> Result<(), LinkError> {
 }
 
 /// Compact JSON in which, beyond JSON's own escaping (`"`, `\` and the C0 controls), every
-/// [`is_typed_control`] character is written as `\uXXXX`.
+/// [`is_typed_control`] character is written as `\uXXXX` (a surrogate pair above U+FFFF).
 struct TypedFormatter;
 
 impl serde_json::ser::Formatter for TypedFormatter {
@@ -194,8 +194,10 @@ impl serde_json::ser::Formatter for TypedFormatter {
         for (i, c) in fragment.char_indices() {
             if is_typed_control(c) {
                 writer.write_all(&fragment.as_bytes()[start..i])?;
-                // Every such character is in the Basic Multilingual Plane: one escape.
-                write!(writer, "\\u{:04x}", u32::from(c))?;
+                // One escape per UTF-16 unit: a surrogate pair above U+FFFF, as JSON has it.
+                for unit in c.encode_utf16(&mut [0; 2]) {
+                    write!(writer, "\\u{unit:04x}")?;
+                }
                 start = i + c.len_utf8();
             }
         }
@@ -470,11 +472,43 @@ mod tests {
             .filter(|c| is_typed_control(*c))
             .map(u32::from)
             .collect();
-        let expected: Vec<u32> = (0..0x20)
+        let controls: Vec<u32> = (0..0x20)
             .chain(0x7f..0xa0)
             .chain([0x2028, 0x2029])
             .collect();
-        assert_eq!(set, expected);
+        let format: Vec<u32> = set
+            .iter()
+            .copied()
+            .filter(|c| !controls.contains(c))
+            .collect();
+        // C0, DEL, C1, U+2028, U+2029, and Unicode 15.1's 170 format characters.
+        assert!(controls.iter().all(|c| set.contains(c)));
+        assert_eq!(format.len(), 170);
+        for c in [
+            0xad, 0x200b, 0x200d, 0x200e, 0x202e, 0x2066, 0xfeff, 0xe0001, 0xe007f,
+        ] {
+            assert!(format.contains(&c), "U+{c:04X}");
+        }
+        for c in [
+            '\u{a0}',
+            '\u{fffc}',
+            '\u{200a}',
+            '\u{2010}',
+            'é',
+            '😀',
+            '\u{e0080}',
+        ] {
+            assert!(!is_typed_control(c), "{c:?}");
+        }
+        // Above U+FFFF: a surrogate pair, as JSON writes such a character.
+        let tag = Envelope::build("a", "b", "flag \u{1f3f4}\u{e0067}\u{e007f}").unwrap();
+        assert!(
+            tag.to_json()
+                .ends_with(r#""message":"flag 🏴\udb40\udc67\udb40\udc7f"}"#),
+            "{}",
+            tag.to_json()
+        );
+        assert_eq!(extract_envelope(&tag.wrapper()), Some(tag));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! discipline or a line editor acts on, other than its own line breaks, and the message arrives
 //! exactly as it was sent (PROTOCOL.md §2, the inbound wrapper):
 //!
-//! - a property test over random messages drawn from all of Unicode, controls weighted heavily;
+//! - a property test over random messages drawn from all of Unicode, controls (and format
+//!   characters) weighted heavily;
 //! - a real pseudo-terminal in canonical mode as the receiver: the text of a send, as the fake
 //!   Herdr received it, is typed into the PTY (then Herdr's Enter) and read back line by line, as
 //!   a program reading lines from its terminal would. Without the escaping, DEL (the erase
@@ -18,18 +19,29 @@ use herdr_link::limits::encoded_len_upto;
 use herdr_link::protocol::{extract_envelope, is_envelope, Envelope};
 use serde_json::{json, Value};
 
-/// The characters the wrapper must never hold raw but for its own `\n`, written out here rather
-/// than taken from the library: C0, DEL, C1, U+2028, U+2029.
+/// The characters the wrapper must never hold raw but for its own `\n`: C0, DEL, C1, U+2028,
+/// U+2029, written out here rather than taken from the library, and the format characters, whose
+/// table is the library's (its members are pinned by the protocol's unit tests).
 fn acts_as_a_key(c: char) -> bool {
-    let c = u32::from(c);
-    c < 0x20 || (0x7f..=0x9f).contains(&c) || c == 0x2028 || c == 0x2029
+    let n = u32::from(c);
+    n < 0x20
+        || (0x7f..=0x9f).contains(&n)
+        || n == 0x2028
+        || n == 0x2029
+        || herdr_link::limits::is_typed_control(c)
 }
 
-/// One random character: half of them from the controls above, some ASCII (quote and backslash
-/// included), the rest anywhere in Unicode.
+/// Format characters a random draw over all of Unicode would rarely hit.
+const FORMAT: [u32; 12] = [
+    0xad, 0x200b, 0x200c, 0x200d, 0x200e, 0x202e, 0x2066, 0x2069, 0xfeff, 0xe0001, 0xe0067, 0x110bd,
+];
+
+/// One random character: half of them from the controls above, some format characters and ASCII
+/// (quote and backslash included), the rest anywhere in Unicode.
 fn random_char(rng: &mut Rng) -> char {
     const CONTROLS: [u32; 3] = [0x20, 0x21, 0x2]; // C0 (32), DEL + C1 (33), U+2028/U+2029 (2)
     match rng.below(20) {
+        14 => char::from_u32(FORMAT[rng.below(FORMAT.len())]).unwrap(),
         0..=9 => {
             let which = rng.below(CONTROLS.iter().sum::<u32>() as usize) as u32;
             let c = if which < CONTROLS[0] {
@@ -201,6 +213,7 @@ fn a_line_reading_program_behind_a_real_pty_receives_the_exact_message() {
         "line\u{2028}separator\u{2029}paragraph \u{85} next line".into(),
         "NUL \0 here, ^C \u{3} ^D \u{4} ^U \u{15} ^W \u{17} ^V \u{16} ^Z \u{1a} ^\\ \u{1c}".into(),
         "paste end \u{1b}[201~ CSI \u{9b}2J bell \u{7} tab \t CR \r LF \n end".into(),
+        "format: soft\u{ad}hyphen zw\u{200b}sp \u{202e}rlo\u{202c} bom\u{feff} 👨\u{200d}👩 tag \u{e0067}".into(),
     ];
     for message in &cases {
         w.clear_log();

@@ -75,7 +75,7 @@ fn string(description: &str) -> Value {
 /// that can ever pass; the description states the real rule, [`MAX_MESSAGE_BYTES`] as encoded.
 fn message_property(description: &str) -> Value {
     let description = format!(
-        "{description} Not blank. At most {} bytes as the message envelope encodes it: a plain ASCII character counts 1, a quote, backslash, newline or tab 2, another control character (DEL and U+0080 to U+009F included) or U+2028 or U+2029 6, any other character its UTF-8 length (2 to 4; Chinese 3): about 128,000 characters of plain English or 42,000 of Chinese. Every character travels, control characters included, and arrives exactly as sent.",
+        "{description} Not blank. At most {} bytes as the message envelope encodes it: a plain ASCII character counts 1, a quote, backslash, newline or tab 2, another control character (DEL and U+0080 to U+009F included), U+2028, U+2029 or an invisible format character (such as a zero-width space or a bidirectional mark) 6 (12 above U+FFFF), any other character its UTF-8 length (2 to 4; Chinese 3): about 128,000 characters of plain English or 42,000 of Chinese. Every character travels, control characters included, and arrives exactly as sent.",
         group_thousands(MAX_MESSAGE_BYTES)
     );
     json!({"type": "string", "maxLength": MAX_MESSAGE_CHARS, "description": description})
