@@ -242,6 +242,30 @@ mod tests {
         ));
     }
 
+    /// PROTOCOL.md's wrapper table lists exactly these format characters.
+    #[test]
+    fn protocol_lists_the_format_characters() {
+        let protocol = include_str!("../PROTOCOL.md");
+        let row = protocol
+            .lines()
+            .find(|l| l.starts_with("| Format characters (Unicode 15.1 General Category Cf"))
+            .expect("PROTOCOL.md's format-character row");
+        let listed = row.split_once(": ").unwrap().1.split_once(')').unwrap().0;
+        let written: Vec<String> = FORMAT_CHARACTERS
+            .iter()
+            .map(|&(a, b)| {
+                if a == b {
+                    format!("U+{a:04X}")
+                } else {
+                    format!("U+{a:04X}–U+{b:04X}")
+                }
+            })
+            .collect();
+        assert_eq!(listed, written.join(", "));
+        let count: u32 = FORMAT_CHARACTERS.iter().map(|(a, b)| b - a + 1).sum();
+        assert!(row.contains(&format!("{count} code points")), "{count}");
+    }
+
     #[test]
     fn the_limits_are_read_from_their_texts() {
         assert_eq!(MAX_MESSAGE_BYTES, 128_000);
