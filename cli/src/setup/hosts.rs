@@ -30,6 +30,12 @@ const CODEX_ENV_VARS: &[&str] = &[
     "HERDR_LINK_LOG",
     "HERDR_LINK_TIMEOUT_MS",
     "HERDR_LINK_START_TIMEOUT_MS",
+    // The operator log's default place and switches (docs/operator-log.md).
+    "XDG_STATE_HOME",
+    "HERDR_LINK_LOG_OFF",
+    "HERDR_LINK_LOG_TEXT",
+    "HERDR_LINK_FOLLOW",
+    "HERDR_LINK_TAKEN_UP_MS",
 ];
 
 /// The OpenCode guard plugin's file name.
