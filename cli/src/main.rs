@@ -7,6 +7,7 @@
 mod activation;
 mod doctor;
 mod hook;
+mod logview;
 mod mcp;
 mod plugin_action;
 mod setup;
@@ -38,6 +39,9 @@ const USAGE: &str = "usage:
   herdr ...                            (run through the link named herdr in the shim directory)
                                        Herdr's CLI front: refuses a wait of an active session
                                        (exit 77), else execs the next herdr on PATH
+  herdr-link log [--agent NAME] [--code CODE] [--since WHEN] [--follow] [--json] ...
+                                       the operator log as a readable timeline
+                                       (herdr-link log --help)
   herdr-link plugin-action <action>    herdr-plugin.toml's setup-<host> / uninstall-<host>
                                        actions, as Herdr runs them
   herdr-link --version | --help
@@ -94,12 +98,13 @@ fn command_help(command: &str) -> Option<&'static str> {
         "setup" => setup::USAGE,
         "guard" => GUARD_HELP,
         "plugin-action" => plugin_action::USAGE,
+        "log" => logview::USAGE,
         _ => return None,
     })
 }
 
 /// A parsed command line.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 enum Command {
     Mcp {
         context_dir: Option<PathBuf>,
@@ -112,6 +117,8 @@ enum Command {
     Setup(Option<setup::Options>),
     /// `plugin-action <id>` (a Herdr plugin action of herdr-plugin.toml).
     PluginAction(String),
+    /// `log [options]`: the operator log as a timeline.
+    Log(logview::Options),
     /// `<command> --help`.
     UsageOf(&'static str),
     Guard {
@@ -159,6 +166,7 @@ fn parse(args: &[String]) -> Result<Command, String> {
             _ => Err("plugin-action needs one action id (herdr-link plugin-action --help)".into()),
         },
         "guard" => parse_guard(rest),
+        "log" => Ok(Command::Log(logview::parse(rest)?)),
         "shim-env" => parse_shim_env(rest),
         "--version" | "-V" | "version" if rest.is_empty() => Ok(Command::Version),
         "--help" | "-h" | "help" if rest.is_empty() => Ok(Command::Help),
@@ -309,6 +317,7 @@ fn main() {
         Ok(Command::Doctor { pane }) => doctor::run(pane),
         Ok(Command::Setup(Some(options))) => setup::run(options),
         Ok(Command::PluginAction(id)) => plugin_action::run(&id),
+        Ok(Command::Log(options)) => logview::run(options),
         Ok(Command::Setup(None)) => {
             println!("{}", setup::USAGE);
             0
