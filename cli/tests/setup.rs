@@ -409,6 +409,15 @@ fn codex_keeps_comments_and_order_and_passes_the_herdr_variables() {
             h.home().join(".local/share/herdr-link/shim").display()
         )}]}]}})
     );
+    // The user's trust in the hook, recorded as Codex records it, so Codex's first start runs
+    // it without its "Hooks need review" dialog (uninstall below takes it out again).
+    assert!(
+        config.contains(&format!(
+            "[hooks.state.\"{}:pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:",
+            h.root.join("codex/hooks.json").display()
+        )),
+        "{config}"
+    );
     assert_eq!(h.backups().len(), 1);
 
     let first = h.snapshot();
