@@ -889,3 +889,71 @@ fn a_delivered_message_is_followed_until_taken_up_or_the_bound() {
     std::env::remove_var("HERDR_LINK_TAKEN_UP_MS");
     std::env::remove_var("HERDR_LINK_LOG");
 }
+
+/// What following costs: sends with following on and off (the median send, which following
+/// must not change: it starts after the answer), and the `agent get` calls the follower made.
+/// Prints the figures for BENCHMARKS.md ("Following deliveries"); asserts only that every
+/// followed message got its line and that no call waited for one.
+#[test]
+fn following_costs_the_send_nothing_and_the_follower_one_look_per_half_second() {
+    let _g = serial();
+    let w = world();
+    let log = log_to(&w, "follow-cost.log");
+    std::env::set_var("HERDR_LINK_TAKEN_UP_MS", "1000");
+    let a = abi();
+    let s = "log-follow-cost";
+    let times = |follow: &str, n: usize| -> (Duration, Vec<String>) {
+        std::env::set_var("HERDR_LINK_FOLLOW", follow);
+        let mut v = Vec::new();
+        let mut ids = Vec::new();
+        for i in 0..n {
+            // A server of its own for each send, so no send waits for another's delivery turn
+            // (src/turn.rs) and the figure is the send's own cost.
+            std::env::set_var(
+                "HERDR_SOCKET_PATH",
+                w.dir.join(format!("{follow}-{i}.sock")),
+            );
+            let t = Instant::now();
+            let r = a.tool(
+                s,
+                "herdr_link_send",
+                json!({"to": "worker-a", "message": format!("m{i}")}),
+            );
+            v.push(t.elapsed());
+            assert_eq!(r["ok"], true, "{r}");
+            ids.push(r["result"]["id"].as_str().unwrap().to_string());
+        }
+        (median(&mut v), ids)
+    };
+    let (off, _) = times("0", 15);
+    let (on, ids) = times("1", 15);
+    // worker-a is working: each message is taken up at the first look.
+    w.clear_log();
+    let taken: Vec<Value> = ids.iter().map(|id| follow_line(&log, id)).collect();
+    assert!(taken.iter().all(|l| l["code"] == "taken_up"), "{taken:#?}");
+    // An idle receiver that never works: looked at until the bound.
+    let (_, idle) = {
+        let r = a.tool(
+            s,
+            "herdr_link_send",
+            json!({"to": "worker-b", "message": "idle"}),
+        );
+        (0, r["result"]["id"].as_str().unwrap().to_string())
+    };
+    let l = follow_line(&log, &idle);
+    assert_eq!(l["code"], "not_taken_up");
+    let looks = w
+        .calls()
+        .iter()
+        .filter(|c| c.as_str() == "agent get worker-b")
+        .count();
+    println!(
+        "following: median send {:.2?} with following off, {:.2?} on (15 each); \
+         a taken-up message: 1 `agent get`; a message not taken up within 1000 ms: {} calls \
+         (`agent get` of the send included)",
+        off, on, looks
+    );
+    std::env::set_var("HERDR_LINK_FOLLOW", "0");
+    std::env::remove_var("HERDR_LINK_TAKEN_UP_MS");
+    std::env::remove_var("HERDR_LINK_LOG");
+}
