@@ -63,14 +63,16 @@ fn var(key: &str) -> Option<String> {
 }
 
 /// What a plugin action was invoked for (`HERDR_PLUGIN_CONTEXT_JSON`).
-struct PluginContext {
-    workspace_id: Option<String>,
-    focused_pane_id: Option<String>,
+pub(crate) struct PluginContext {
+    /// The workspace the action was invoked in.
+    pub(crate) workspace_id: Option<String>,
+    /// The pane that had the focus.
+    pub(crate) focused_pane_id: Option<String>,
 }
 
 /// The plugin context, if doctor runs as a Herdr plugin action: `Some(Err)` when the variable
 /// is set but is not a JSON object.
-fn plugin_context() -> Option<Result<PluginContext, String>> {
+pub(crate) fn plugin_context() -> Option<Result<PluginContext, String>> {
     let text = var("HERDR_PLUGIN_CONTEXT_JSON")?;
     let field = |v: &Value, k: &str| {
         v.get(k)

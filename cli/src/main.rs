@@ -13,6 +13,7 @@ mod plugin_action;
 mod setup;
 mod shim;
 mod transport;
+mod watch;
 
 use std::path::PathBuf;
 
@@ -42,6 +43,8 @@ const USAGE: &str = "usage:
   herdr-link log [--agent NAME] [--code CODE] [--since WHEN] [--follow] [--json] ...
                                        the operator log as a readable timeline
                                        (herdr-link log --help)
+  herdr-link watch [--workspace ID]    a live full-screen view of the workspace's Link traffic
+                                       (herdr-link watch --help)
   herdr-link plugin-action <action>    herdr-plugin.toml's setup-<host> / uninstall-<host>
                                        actions, as Herdr runs them
   herdr-link --version | --help
@@ -99,6 +102,7 @@ fn command_help(command: &str) -> Option<&'static str> {
         "guard" => GUARD_HELP,
         "plugin-action" => plugin_action::USAGE,
         "log" => logview::USAGE,
+        "watch" => watch::USAGE,
         _ => return None,
     })
 }
@@ -119,6 +123,8 @@ enum Command {
     PluginAction(String),
     /// `log [options]`: the operator log as a timeline.
     Log(logview::Options),
+    /// `watch [options]`: the live view.
+    Watch(watch::Options),
     /// `<command> --help`.
     UsageOf(&'static str),
     Guard {
@@ -167,6 +173,7 @@ fn parse(args: &[String]) -> Result<Command, String> {
         },
         "guard" => parse_guard(rest),
         "log" => Ok(Command::Log(logview::parse(rest)?)),
+        "watch" => Ok(Command::Watch(watch::parse(rest)?)),
         "shim-env" => parse_shim_env(rest),
         "--version" | "-V" | "version" if rest.is_empty() => Ok(Command::Version),
         "--help" | "-h" | "help" if rest.is_empty() => Ok(Command::Help),
@@ -318,6 +325,7 @@ fn main() {
         Ok(Command::Setup(Some(options))) => setup::run(options),
         Ok(Command::PluginAction(id)) => plugin_action::run(&id),
         Ok(Command::Log(options)) => logview::run(options),
+        Ok(Command::Watch(options)) => watch::run(options),
         Ok(Command::Setup(None)) => {
             println!("{}", setup::USAGE);
             0
