@@ -317,4 +317,29 @@ mod tests {
         };
         assert!(long.message().len() < 200, "{}", long.message());
     }
+
+    #[test]
+    fn switches_take_words_and_name_the_default_when_unusable() {
+        // A variable no other test touches.
+        const KEY: &str = "HERDR_LINK_TEST_SWITCH";
+        for (v, want) in [
+            ("1", true),
+            ("on", true),
+            ("YES", true),
+            ("0", false),
+            ("off", false),
+        ] {
+            std::env::set_var(KEY, v);
+            assert_eq!(parse_switch(KEY, !want), Ok(Some(want)), "{v}");
+        }
+        std::env::set_var(KEY, "");
+        assert_eq!(parse_switch(KEY, true), Ok(None));
+        std::env::set_var(KEY, "maybe");
+        let bad = parse_switch(KEY, true).unwrap_err();
+        assert_eq!(
+            bad.message(),
+            "HERDR_LINK_TEST_SWITCH=\"maybe\" is not 1 or 0 (also true/false, yes/no, on/off); the default 1 is used"
+        );
+        std::env::remove_var(KEY);
+    }
 }

@@ -357,11 +357,27 @@ impl Look {
     pub fn of_stdout() -> Look {
         // SAFETY: isatty on a descriptor number is always safe to call.
         let tty = unsafe { libc::isatty(1) } == 1;
-        let no_colour = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-            || std::env::var("TERM").is_ok_and(|t| t == "dumb");
+        Look::decide(
+            tty,
+            std::env::var_os("NO_COLOR").as_deref(),
+            std::env::var("TERM").ok().as_deref(),
+            terminal_width(),
+        )
+    }
+
+    /// The rule of [`Look::of_stdout`]: colours only on a terminal (`tty`) with `NO_COLOR`
+    /// unset or empty and `TERM` not `dumb`; cut to `width` (100 when unknown) only on a
+    /// terminal.
+    pub fn decide(
+        tty: bool,
+        no_color: Option<&std::ffi::OsStr>,
+        term: Option<&str>,
+        width: Option<usize>,
+    ) -> Look {
+        let no_colour = no_color.is_some_and(|v| !v.is_empty()) || term == Some("dumb");
         Look {
             colour: tty && !no_colour,
-            width: tty.then(|| terminal_width().unwrap_or(100)),
+            width: tty.then(|| width.unwrap_or(100)),
         }
     }
 }
@@ -828,6 +844,21 @@ mod tests {
         assert!(render(&events()[4], coloured, false).contains("\x1b[31m"));
         assert!(render(&events()[13], coloured, false).contains("\x1b[33m"));
         assert!(!render(&events()[4], PLAIN, false).contains('\x1b'));
+    }
+
+    #[test]
+    fn colours_only_on_a_terminal_without_no_color_and_widths_only_there() {
+        use std::ffi::OsStr;
+        let on = Look::decide(true, None, Some("xterm"), Some(80));
+        assert_eq!((on.colour, on.width), (true, Some(80)));
+        let no = Look::decide(true, Some(OsStr::new("1")), Some("xterm"), Some(80));
+        assert_eq!((no.colour, no.width), (false, Some(80)));
+        // An empty NO_COLOR does not count (no-color.org).
+        assert!(Look::decide(true, Some(OsStr::new("")), None, None).colour);
+        assert!(!Look::decide(true, None, Some("dumb"), None).colour);
+        let piped = Look::decide(false, None, Some("xterm"), Some(80));
+        assert_eq!((piped.colour, piped.width), (false, None));
+        assert_eq!(Look::decide(true, None, None, None).width, Some(100));
     }
 
     #[test]

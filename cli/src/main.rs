@@ -64,7 +64,9 @@ Codex, Gemini CLI, Qwen Code, AGY and OpenCode's MCP route. Register it under th
   --server-name NAME   the name the server is registered under in the host (default herdr_link)
 
 Reads HERDR_ENV, HERDR_BIN_PATH and HERDR_PANE_ID, which Herdr sets in its panes; without them
-the server lists no tools. HERDR_LINK_LOG names the operator log.";
+the server lists no tools. The operator log goes to $XDG_STATE_HOME/herdr-link/log.jsonl (or
+~/.local/state/herdr-link/log.jsonl; HERDR_LINK_LOG names another file, HERDR_LINK_LOG_OFF=1
+turns it off): herdr-link log and herdr-link watch read it.";
 
 const DOCTOR_HELP: &str = "usage: herdr-link doctor [--pane PANE]
 
