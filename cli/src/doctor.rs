@@ -374,17 +374,26 @@ fn host_check() -> Option<Check> {
     })
 }
 
-/// Invalid `HERDR_LINK_*` values fail (each naming the default used instead).
-fn settings() -> Check {
+/// Invalid `HERDR_LINK_*` values fail (each naming the default used instead). `follow`:
+/// whether deliveries are followed (read before doctor turned its own log off).
+fn settings(follow: bool) -> Check {
     let bad = env::invalid_settings();
     if bad.is_empty() {
         pass(
             "settings",
             format!(
-                "call limit {} ms, start limit {} ms, delivery turn wait {} ms",
+                "call limit {} ms, start limit {} ms, delivery turn wait {} ms, {}",
                 env::call_timeout().as_millis(),
                 env::start_timeout().as_millis(),
-                env::turn_wait().as_millis()
+                env::turn_wait().as_millis(),
+                if follow {
+                    format!(
+                        "deliveries followed until taken up or {} ms",
+                        env::taken_up_bound().as_millis()
+                    )
+                } else {
+                    "deliveries not followed".to_string()
+                }
             ),
         )
     } else {
@@ -592,6 +601,8 @@ pub fn run(pane: Option<String>) -> i32 {
     let log = herdr_link::oplog::path();
     let chosen = var("HERDR_LINK_LOG").is_some();
     let log_check = log_target(log, chosen);
+    // Read with the user's settings, before doctor's own switch below.
+    let settings_check = settings(env::follow());
     std::env::set_var("HERDR_LINK_LOG_OFF", "1");
 
     let plugin = plugin_context();
@@ -629,7 +640,7 @@ pub fn run(pane: Option<String>) -> i32 {
     checks.push(turns_check());
     checks.extend(host_check());
     checks.push(log_check);
-    checks.push(settings());
+    checks.push(settings_check);
     let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
     let (failed, skipped) = (count(Status::Fail), count(Status::Skip));
     let mut out = std::io::stdout().lock();

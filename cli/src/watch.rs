@@ -344,7 +344,7 @@ pub fn run(o: Options) -> i32 {
     let mut terminal = ratatui::init();
     let mut asked: Option<Instant> = None;
     let code = loop {
-        if asked.is_none_or_elapsed(AGENTS_EVERY) {
+        if asked.map_or(true, |t| t.elapsed() >= AGENTS_EVERY) {
             match &herdr {
                 Some((h, _)) => match agents(h, view.workspace.as_deref()) {
                     Ok(a) => {
@@ -384,17 +384,6 @@ pub fn run(o: Options) -> i32 {
     };
     ratatui::restore();
     code
-}
-
-/// `None` or older than a period.
-trait Due {
-    fn is_none_or_elapsed(&self, every: Duration) -> bool;
-}
-
-impl Due for Option<Instant> {
-    fn is_none_or_elapsed(&self, every: Duration) -> bool {
-        self.map_or(true, |t| t.elapsed() >= every)
-    }
 }
 
 #[cfg(test)]
