@@ -24,6 +24,13 @@ use std::time::{Duration, Instant};
 use common::{abi, World};
 use serde_json::{json, Value};
 
+/// The benches' figures are measured without the operator log (on by default since issue 39),
+/// except where a row says it is on: every world the benches make turns it off again.
+fn quiet(w: World) -> World {
+    std::env::set_var("HERDR_LINK_LOG_OFF", "1");
+    w
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if !args.iter().any(|a| a == "--bench") {
@@ -203,7 +210,7 @@ fn spawning_ratio() {
         .wrapper();
     let mut summary = Vec::new();
     for op in ["peers", "send", "close"] {
-        let w = World::standard();
+        let w = quiet(World::standard());
         let session = format!("bench-{op}");
         // Each send sample sleeps one turn gap first: fewer of them.
         let n = if op == "send" { n.min(60) } else { n };
@@ -289,7 +296,7 @@ fn spawning_ratio() {
 /// interleaved: where the difference of (a) comes from.
 fn driver_per_spawn() {
     println!("\n(p) one `agent list` spawn: the driver (herdr::process::run) vs Command::output");
-    let _w = World::standard();
+    let _w = quiet(World::standard());
     let bin = common::fake_bin();
     let bin_str = bin.to_str().unwrap();
     let argv = strings(&["agent", "list"]);
@@ -345,7 +352,7 @@ fn per_call(samples: usize, batch: usize, mut f: impl FnMut()) -> Vec<Duration> 
 
 fn bash_guard() {
     println!("\n(b) hl_bash_guard per call (batches of 2000, 40 samples)");
-    let _w = World::standard();
+    let _w = quiet(World::standard());
     let a = abi();
     assert_eq!(a.tool("bench-guard", "herdr_link", json!({}))["ok"], true);
     let long = format!(
@@ -399,7 +406,7 @@ fn no_spawn_paths() {
     println!(
         "\n(c) hl_tool_call paths that spawn nothing (batches of 500, 40 samples; bar ≤ 20 µs)"
     );
-    let w = World::standard();
+    let w = quiet(World::standard());
     let a = abi();
     assert_eq!(a.tool("bench-c", "herdr_link", json!({}))["ok"], true);
     let call = |request: &str, expect: &str| {
@@ -475,12 +482,14 @@ fn no_spawn_paths() {
     std::env::set_var("HERDR_ENV", "1");
     // The same activation with the operator log on (a file in the world's directory).
     std::env::set_var("HERDR_LINK_LOG", w.dir.join("bench.log"));
+    std::env::set_var("HERDR_LINK_LOG_OFF", "0");
     let gateway = json!({"session": "bench-c", "tool": "herdr_link", "input": {}}).to_string();
     row(
         "gateway activation, HERDR_LINK_LOG set",
         &stats(&per_call(40, 500, call(&gateway, "ok"))),
     );
     std::env::remove_var("HERDR_LINK_LOG");
+    std::env::set_var("HERDR_LINK_LOG_OFF", "1");
     // For reference: hl_presentation of an active session.
     let p =
         std::ffi::CString::new(json!({"session": "bench-c", "style": "mcp"}).to_string()).unwrap();
@@ -527,7 +536,7 @@ fn throughput() {
     println!(
         "\n(d) throughput, peers (2 Herdr calls each): {total} calls per round, {rounds} rounds"
     );
-    let _w = World::standard();
+    let _w = quiet(World::standard());
     let mut one = Vec::new();
     let mut sixteen = Vec::new();
     peers_round(1, 10);
@@ -602,11 +611,11 @@ fn receivers_world(n: usize) -> World {
 fn receivers_world_version(n: usize, version: &str) -> World {
     let mut panes = vec![json!({"agent": "pi", "name": "brain"})];
     panes.extend((0..n).map(|i| json!({"agent": "pi", "name": format!("r{i}")})));
-    World::new(
+    quiet(World::new(
         json!({"config": {"version": version},
                "workspaces": [{"cwd": "/p", "tabs": [{"panes": panes}]}]}),
         "w1:p1",
-    )
+    ))
 }
 
 fn send_request(session: &str, to: &str, message: &str) -> String {

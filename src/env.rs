@@ -3,7 +3,7 @@
 //! Also what an operator needs when either goes wrong: [`bin_path_hint`] when the gate is closed
 //! only because Herdr before 0.8.2 does not set `HERDR_BIN_PATH` in panes, and
 //! [`invalid_settings`] for `HERDR_LINK_*` values that cannot be used (each is also written once
-//! to the operator log, naming the default used instead). Neither ever reaches the model.
+//! to the operator log, naming the default used instead: [`take_unreported`]). Neither ever reaches the model.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -110,6 +110,8 @@ pub struct InvalidSetting {
     pub value: String,
     /// What is used instead, e.g. `10000 ms`.
     pub default: String,
+    /// What the value must be, e.g. `a whole number of milliseconds above 0`.
+    pub expected: &'static str,
 }
 
 impl InvalidSetting {
@@ -123,17 +125,36 @@ impl InvalidSetting {
             ""
         };
         format!(
-            "{}={shown:?}{more} is not a whole number of milliseconds above 0; the default {} is used",
-            self.key, self.default
+            "{}={shown:?}{more} is not {}; the default {} is used",
+            self.key, self.expected, self.default
         )
     }
 }
 
+/// What a millisecond setting must be.
+const MILLIS_EXPECTED: &str = "a whole number of milliseconds above 0";
+/// What a switch must be.
+const SWITCH_EXPECTED: &str = "1 or 0 (also true/false, yes/no, on/off)";
+
+/// Default bound for a delivered message to be taken up (the receiver seen `working`).
+pub const DEFAULT_TAKEN_UP: Duration = Duration::from_secs(15);
+
 /// The millisecond settings: variable and default.
-const MILLIS: [(&str, Duration); 3] = [
+const MILLIS: [(&str, Duration); 4] = [
     ("HERDR_LINK_TIMEOUT_MS", DEFAULT_TIMEOUT),
     ("HERDR_LINK_START_TIMEOUT_MS", DEFAULT_START_TIMEOUT),
     ("HERDR_LINK_TURN_WAIT_MS", crate::turn::WAIT),
+    ("HERDR_LINK_TAKEN_UP_MS", DEFAULT_TAKEN_UP),
+];
+
+/// The on/off settings: variable and default.
+const SWITCHES: [(&str, bool); 3] = [
+    // The operator log's off switch (docs/operator-log.md).
+    ("HERDR_LINK_LOG_OFF", false),
+    // Whether the operator log keeps message text (a preview and the delivered wrapper's start).
+    ("HERDR_LINK_LOG_TEXT", true),
+    // Whether a delivered message is followed until the receiver takes it up (or the bound).
+    ("HERDR_LINK_FOLLOW", true),
 ];
 
 /// `Ok(None)` when unset or empty, `Err` when set to something unusable.
@@ -148,6 +169,25 @@ fn parse_millis(key: &'static str, default: Duration) -> Result<Option<Duration>
             key,
             value: text,
             default: format!("{} ms", default.as_millis()),
+            expected: MILLIS_EXPECTED,
+        }),
+    }
+}
+
+/// `Ok(None)` when unset or empty, `Err` when set to something that is not a switch.
+fn parse_switch(key: &'static str, default: bool) -> Result<Option<bool>, InvalidSetting> {
+    let Some(v) = std::env::var_os(key).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    let text = v.to_string_lossy().into_owned();
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(Some(true)),
+        "0" | "false" | "no" | "off" => Ok(Some(false)),
+        _ => Err(InvalidSetting {
+            key,
+            value: text,
+            default: if default { "1" } else { "0" }.to_string(),
+            expected: SWITCH_EXPECTED,
         }),
     }
 }
@@ -158,10 +198,20 @@ pub fn invalid_settings() -> Vec<InvalidSetting> {
     MILLIS
         .iter()
         .filter_map(|(k, d)| parse_millis(k, *d).err())
+        .chain(
+            SWITCHES
+                .iter()
+                .filter_map(|(k, d)| parse_switch(k, *d).err()),
+        )
         .collect()
 }
 
-/// Writes an invalid setting to the operator log, once per process for each variable and value.
+/// Invalid settings met and not yet handed to the operator log.
+static UNREPORTED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Keeps an invalid setting for the operator log, once per process for each variable and value.
+/// (The log takes it with [`take_unreported`]; this module never writes the log itself, so the
+/// log may read its own settings here.)
 fn report_once(bad: &InvalidSetting) {
     static SEEN: Mutex<Option<HashSet<(&'static str, String)>>> = Mutex::new(None);
     let first = {
@@ -170,8 +220,17 @@ fn report_once(bad: &InvalidSetting) {
             .insert((bad.key, bad.value.clone()))
     };
     if first {
-        crate::oplog::note("settings", "INVALID_SETTING", &bad.message());
+        UNREPORTED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(bad.message());
     }
+}
+
+/// The messages of invalid settings met since the last call (each once per process and
+/// value), for the operator log's `INVALID_SETTING` lines.
+pub fn take_unreported() -> Vec<String> {
+    std::mem::take(&mut *UNREPORTED.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 fn millis(key: &'static str, default: Duration) -> Duration {
@@ -182,6 +241,41 @@ fn millis(key: &'static str, default: Duration) -> Duration {
             default
         }
     }
+}
+
+fn switch(key: &'static str, default: bool) -> bool {
+    match parse_switch(key, default) {
+        Ok(v) => v.unwrap_or(default),
+        Err(bad) => {
+            report_once(&bad);
+            default
+        }
+    }
+}
+
+/// The operator log's off switch: `HERDR_LINK_LOG_OFF=1` writes no log at all, whatever
+/// `HERDR_LINK_LOG` says. Off by default: the log is written without any setting.
+pub fn log_off() -> bool {
+    switch(SWITCHES[0].0, SWITCHES[0].1)
+}
+
+/// Whether the operator log keeps message text (`HERDR_LINK_LOG_TEXT`, default 1): a preview
+/// of each sent message and the start of each delivered wrapper. With 0 the log keeps only
+/// sizes, names and outcomes (docs/operator-log.md, "Privacy").
+pub fn log_text() -> bool {
+    switch(SWITCHES[1].0, SWITCHES[1].1)
+}
+
+/// Whether a delivered message is followed until its receiver takes it up
+/// (`HERDR_LINK_FOLLOW`, default 1; never when the log is off: it only writes log lines).
+pub fn follow() -> bool {
+    switch(SWITCHES[2].0, SWITCHES[2].1) && !log_off()
+}
+
+/// How long a delivered message has to be taken up (its receiver seen `working`) before the log
+/// calls it "delivered, not taken up": `HERDR_LINK_TAKEN_UP_MS`, else [`DEFAULT_TAKEN_UP`].
+pub fn taken_up_bound() -> Duration {
+    millis(MILLIS[3].0, MILLIS[3].1)
 }
 
 /// The limit for ordinary calls: `HERDR_LINK_TIMEOUT_MS`, else 10 s.
@@ -211,6 +305,7 @@ mod tests {
             key: "HERDR_LINK_TIMEOUT_MS",
             value: "abc".into(),
             default: "10000 ms".into(),
+            expected: MILLIS_EXPECTED,
         };
         assert_eq!(
             bad.message(),
@@ -221,5 +316,30 @@ mod tests {
             ..bad
         };
         assert!(long.message().len() < 200, "{}", long.message());
+    }
+
+    #[test]
+    fn switches_take_words_and_name_the_default_when_unusable() {
+        // A variable no other test touches.
+        const KEY: &str = "HERDR_LINK_TEST_SWITCH";
+        for (v, want) in [
+            ("1", true),
+            ("on", true),
+            ("YES", true),
+            ("0", false),
+            ("off", false),
+        ] {
+            std::env::set_var(KEY, v);
+            assert_eq!(parse_switch(KEY, !want), Ok(Some(want)), "{v}");
+        }
+        std::env::set_var(KEY, "");
+        assert_eq!(parse_switch(KEY, true), Ok(None));
+        std::env::set_var(KEY, "maybe");
+        let bad = parse_switch(KEY, true).unwrap_err();
+        assert_eq!(
+            bad.message(),
+            "HERDR_LINK_TEST_SWITCH=\"maybe\" is not 1 or 0 (also true/false, yes/no, on/off); the default 1 is used"
+        );
+        std::env::remove_var(KEY);
     }
 }

@@ -13,6 +13,7 @@ mod contract_block;
 pub mod env;
 pub mod error;
 pub mod ffi;
+pub mod follow;
 pub mod guard;
 pub mod herdr;
 pub mod identity;

@@ -1,18 +1,25 @@
-//! The operator log: with `HERDR_LINK_LOG=<path>`, one JSON line per operation (time, session,
-//! tool, every Herdr argv with its outcome and duration, the Link code and internal detail).
+//! The operator log: one JSON line per operation (time, session, tool, every Herdr argv with its
+//! outcome and duration, the Link code and internal detail, what a send sent), written by
+//! default to one file per user below the XDG state directory ([`path`]) so that every Link
+//! process of the user writes to the same file; `HERDR_LINK_LOG=<path>` names another file and
+//! `HERDR_LINK_LOG_OFF=1` turns it off ([`crate::env`]).
 //!
-//! This is the only place internal details and raw ids go, and it holds message text (argv
-//! excerpts): the file is created mode 0600 and never opened through a symlink. Lines are handed
-//! to one background writer through a bounded queue; when the queue is full (a slow or stuck
-//! disk) lines are dropped and counted rather than ever blocking or failing a tool call.
+//! This is the only place internal details and raw ids go, and it holds message text (unless
+//! `HERDR_LINK_LOG_TEXT=0`): the file is created mode 0600 and never opened through a symlink.
+//! Each file is bounded: a line that would take it past [`MAX_BYTES`] first renames it to
+//! `<path>.1` ([`append`], under a lock every writer takes). Lines are handed to one background
+//! writer through a bounded queue; when the queue is full (a slow or stuck disk) lines are
+//! dropped and counted rather than ever blocking or failing a tool call.
 //!
-//! Every line is an [`Entry`], built by [`Entry::new`] and its setters and nowhere else. The log
-//! is a leaf: it imports no other module of the library, and the records it holds (a Herdr call,
-//! a delivery turn) are defined here for the modules that make them.
+//! Every line is an [`Entry`], built by [`Entry::new`] and its setters and nowhere else. The
+//! records it holds (a Herdr call, a delivery turn, a message) are defined here or in the
+//! modules that make them; the log reads only the settings and the path helpers besides.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{LazyLock, Mutex};
@@ -26,11 +33,19 @@ use crate::turn::TurnTrace;
 pub const QUEUE_DEPTH: usize = 1024;
 /// The longest argv element kept in the log (wrapper texts are long).
 pub const MAX_ARG_CHARS: usize = 200;
+/// The longest message preview kept in the log.
+pub const MAX_PREVIEW_CHARS: usize = 160;
+/// A log file is rotated when a line would take it past this many bytes: it becomes
+/// `<path>.1` (replacing the one before), so the log takes at most twice this on disk.
+pub const MAX_BYTES: u64 = 4 << 20;
+/// The default log below the user's state directory ([`crate::paths::state_dir`]).
+pub const DEFAULT_SUBPATH: &str = "herdr-link/log.jsonl";
 
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 
-/// A log line and the file it goes to.
-type Line = (String, String);
+/// A log line, the file it goes to, and whether that file's missing directory may be made
+/// (only the default one: a missing directory of a chosen path loses the line).
+type Line = (PathBuf, String, bool);
 
 static WRITER: LazyLock<Mutex<Option<SyncSender<Line>>>> = LazyLock::new(|| Mutex::new(None));
 
@@ -46,10 +61,8 @@ fn sender() -> Option<SyncSender<Line>> {
         std::thread::Builder::new()
             .name("herdr-link-oplog".into())
             .spawn(move || {
-                for (path, line) in rx {
-                    if let Ok(mut f) = open_log(std::path::Path::new(&path)) {
-                        let _ = f.write_all(line.as_bytes());
-                    }
+                for (path, line, make_dir) in rx {
+                    let _ = write_line(&path, &line, make_dir);
                 }
             })
             .ok()?;
@@ -76,6 +89,80 @@ pub fn open_log(path: &std::path::Path) -> std::io::Result<File> {
         file.set_permissions(std::fs::Permissions::from_mode(meta.mode() & 0o700))?;
     }
     Ok(file)
+}
+
+/// Where lines go now: nowhere with `HERDR_LINK_LOG_OFF=1`; else the file `HERDR_LINK_LOG`
+/// names; else [`default_path`]. The flag says whether it is the default (whose missing
+/// directory is made, mode 0700).
+pub fn path() -> Option<(PathBuf, bool)> {
+    if crate::env::log_off() {
+        return None;
+    }
+    match std::env::var_os("HERDR_LINK_LOG").filter(|p| !p.is_empty()) {
+        Some(p) => Some((PathBuf::from(p), false)),
+        None => default_path().map(|p| (p, true)),
+    }
+}
+
+/// `$XDG_STATE_HOME/herdr-link/log.jsonl`, else `~/.local/state/herdr-link/log.jsonl` (the
+/// home directory from `HOME`): one file for every Link process of the user.
+pub fn default_path() -> Option<PathBuf> {
+    let xdg = std::env::var_os("XDG_STATE_HOME");
+    let home = std::env::var_os("HOME");
+    crate::paths::state_dir(xdg.as_deref(), home.as_deref()).map(|d| d.join(DEFAULT_SUBPATH))
+}
+
+/// The previous generation of the log at `path`: `<path>.1`.
+pub fn rotated(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".1");
+    PathBuf::from(p)
+}
+
+fn write_line(path: &Path, line: &str, make_dir: bool) -> std::io::Result<()> {
+    if make_dir {
+        if let Some(dir) = path.parent().filter(|d| !d.exists()) {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+        }
+    }
+    append(path, line, MAX_BYTES)
+}
+
+/// Appends `line` to the log at `path` as one `O_APPEND` write, rotating first when the line
+/// would take a regular file past `max_bytes` (and it is not empty): the file is renamed to
+/// [`rotated`]`(path)` and the line starts a new one. Every writer takes an exclusive `flock`
+/// on the file before it looks at the size, and writes only to the file still at `path`, so
+/// writers of several processes rotate once and lose no line. A FIFO or device is written
+/// without rotation.
+pub fn append(path: &Path, line: &str, max_bytes: u64) -> std::io::Result<()> {
+    for _ in 0..8 {
+        let mut file = open_log(path)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return file.write_all(line.as_bytes());
+        }
+        // SAFETY: a valid open descriptor; the lock goes with it when `file` is closed.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // Renamed away while we waited for the lock: open what is at the path now.
+        match std::fs::symlink_metadata(path) {
+            Ok(now) if now.ino() == meta.ino() && now.dev() == meta.dev() => {}
+            _ => continue,
+        }
+        let size = file.metadata()?.len();
+        if size > 0 && size + line.len() as u64 > max_bytes {
+            std::fs::rename(path, rotated(path))?;
+            continue;
+        }
+        return file.write_all(line.as_bytes());
+    }
+    Err(std::io::Error::other(
+        "the log kept being rotated by others",
+    ))
 }
 
 /// Milliseconds with microsecond precision (no float noise in the log).
@@ -119,6 +206,25 @@ pub struct Entry<'a> {
     detail: &'a str,
     elapsed: Duration,
     turn: Option<&'a TurnTrace>,
+    message: Option<&'a MessageTrace>,
+}
+
+/// What a send (or the follow-up of a delivered message) was about, for its line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MessageTrace {
+    /// The sender's Agent Name (empty when the send failed before it was known).
+    pub from: String,
+    /// The receiver as the model named it.
+    pub to: String,
+    /// The message id (empty when nothing was sent).
+    pub id: String,
+    /// The sender's workspace id (empty when not known).
+    pub workspace: String,
+    /// The message text as the model gave it (the log keeps a preview, or only its length).
+    pub text: String,
+    /// The receiver's Herdr state just before delivery (`idle`, `working`, …; empty when the
+    /// send did not get that far).
+    pub receiver_state: String,
 }
 
 impl<'a> Entry<'a> {
@@ -136,7 +242,14 @@ impl<'a> Entry<'a> {
             detail,
             elapsed: Duration::ZERO,
             turn: None,
+            message: None,
         }
+    }
+
+    /// What a send was about (sends and follow-ups only).
+    pub fn message(mut self, message: Option<&'a MessageTrace>) -> Self {
+        self.message = message;
+        self
     }
 
     /// The gateway action (or what a `guard` line was about).
@@ -163,10 +276,10 @@ impl<'a> Entry<'a> {
         self
     }
 
-    /// Appends this line to the log named by `HERDR_LINK_LOG`, if set, through the background
+    /// Appends this line to the log ([`path`]), unless it is off, through the background
     /// writer. Never blocks, never fails.
     pub fn record(&self) {
-        let Some(path) = log_path() else {
+        let Some((path, make_dir)) = logging() else {
             return;
         };
         let line = line(self);
@@ -174,7 +287,7 @@ impl<'a> Entry<'a> {
             DROPPED.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        match tx.try_send((path.to_string_lossy().into_owned(), line)) {
+        match tx.try_send((path, line, make_dir)) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
                 DROPPED.fetch_add(1, Ordering::Relaxed);
@@ -186,20 +299,63 @@ impl<'a> Entry<'a> {
     /// `O_APPEND` write), for short-lived processes such as the `herdr-link guard` hook that
     /// exit right after. Never fails: a line that cannot be written is dropped.
     pub fn record_now(&self) {
-        let Some(path) = log_path() else {
+        let Some((path, make_dir)) = logging() else {
             return;
         };
-        let line = line(self);
-        if let Ok(mut f) = open_log(std::path::Path::new(&path)) {
-            let _ = f.write_all(line.as_bytes());
-        } else {
+        if write_line(&path, &line(self), make_dir).is_err() {
             DROPPED.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
 
-fn log_path() -> Option<std::ffi::OsString> {
-    std::env::var_os("HERDR_LINK_LOG").filter(|p| !p.is_empty())
+/// [`path`], after writing the invalid settings met so far (`INVALID_SETTING` notes); with the
+/// log off they are dropped.
+fn logging() -> Option<(PathBuf, bool)> {
+    let target = path();
+    for message in crate::env::take_unreported() {
+        if target.is_some() {
+            note("settings", "INVALID_SETTING", &message);
+        }
+    }
+    target
+}
+
+/// An argv as the log keeps it: each element clipped, and without message text the delivered
+/// wrapper of `agent prompt` reduced to its length.
+fn logged_argv(argv: &[String], keep_text: bool) -> Vec<String> {
+    let prompt = argv.len() > 3 && argv[0] == "agent" && argv[1] == "prompt";
+    argv.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            if prompt && i >= 3 && !keep_text {
+                format!("…({} chars; text not kept)", a.chars().count())
+            } else {
+                clip(a)
+            }
+        })
+        .collect()
+}
+
+/// The `message` object of a line.
+fn message_json(m: &MessageTrace, keep_text: bool) -> Value {
+    let chars = m.text.chars().count();
+    let preview = keep_text.then(|| {
+        let head: String = m.text.chars().take(MAX_PREVIEW_CHARS).collect();
+        if chars > MAX_PREVIEW_CHARS {
+            head + "…"
+        } else {
+            head
+        }
+    });
+    json!({
+        "from": m.from,
+        "to": m.to,
+        "id": m.id,
+        "workspace": m.workspace,
+        "chars": chars,
+        "preview": preview,
+        "receiver_state": m.receiver_state,
+    })
 }
 
 /// The JSON line (with its newline) for `entry`.
@@ -207,12 +363,13 @@ fn line(entry: &Entry<'_>) -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
+    let keep_text = crate::env::log_text();
     let calls: Vec<Value> = entry
         .calls
         .iter()
         .map(|c| {
             json!({
-                "argv": c.argv.iter().map(|a| clip(a)).collect::<Vec<_>>(),
+                "argv": logged_argv(&c.argv, keep_text),
                 "outcome": c.outcome,
                 "ms": millis(c.duration),
             })
@@ -233,6 +390,7 @@ fn line(entry: &Entry<'_>) -> String {
             "got": t.got,
             "shared": t.shared,
         })),
+        "message": entry.message.map(|m| message_json(m, keep_text)),
     })
     .to_string()
         + "\n"

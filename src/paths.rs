@@ -74,8 +74,19 @@ pub fn shim_dir_in(data: &Path) -> PathBuf {
 /// The user's data directory from `XDG_DATA_HOME` and `HOME` (each ignored when empty):
 /// `$XDG_DATA_HOME`, else `$HOME/.local/share`.
 pub fn data_dir(xdg_data_home: Option<&OsStr>, home: Option<&OsStr>) -> Option<PathBuf> {
+    xdg_dir(xdg_data_home, home, ".local/share")
+}
+
+/// An XDG base directory: the variable's value, else `under` in the home directory.
+fn xdg_dir(xdg: Option<&OsStr>, home: Option<&OsStr>, under: &str) -> Option<PathBuf> {
     let set = |v: Option<&OsStr>| v.filter(|v| !v.is_empty()).map(PathBuf::from);
-    set(xdg_data_home).or_else(|| set(home).map(|h| h.join(".local/share")))
+    set(xdg).or_else(|| set(home).map(|h| h.join(under)))
+}
+
+/// The user's state directory from `XDG_STATE_HOME` and `HOME` (each ignored when empty):
+/// `$XDG_STATE_HOME`, else `$HOME/.local/state`. Where the operator log is kept by default.
+pub fn state_dir(xdg_state_home: Option<&OsStr>, home: Option<&OsStr>) -> Option<PathBuf> {
+    xdg_dir(xdg_state_home, home, ".local/state")
 }
 
 /// This user's shim directory, from the process environment ([`data_dir`]).

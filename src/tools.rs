@@ -2,6 +2,7 @@
 //! route the tool (or gateway action) to its operation, and render the response. Every host goes
 //! through here: the C ABI with JSON text, the MCP server with parsed values.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -9,6 +10,7 @@ use serde_json::{json, Map, Value};
 
 use crate::env;
 use crate::error::{self, LinkError, Operation};
+use crate::follow;
 use crate::herdr::Herdr;
 use crate::limits;
 use crate::oplog;
@@ -269,7 +271,7 @@ pub fn call_in_style(
             session,
             tool,
             action.as_deref(),
-            (&[], None),
+            (&[], None, None),
             Err(&e.clone().into()),
             started,
         );
@@ -284,23 +286,40 @@ pub fn call_in_style(
     let herdr = Herdr::new(&herdr_env);
     let turns = turn::Record::default();
     let activation_call = matches!(route, Route::Activate);
+    let sent = RefCell::new(oplog::MessageTrace::default());
+    let mut sending = false;
     let result = match route {
         Route::Activate => Ok(activation_result()),
-        Route::Run(op, args) => contained(op, || {
-            run(op, &herdr, &turns, &herdr_env.pane_id, &args, context_dir)
-        })
-        .map_err(CallError::from),
+        Route::Run(op, args) => {
+            sending = op == Operation::Send;
+            contained(op, || {
+                run(
+                    op,
+                    &herdr,
+                    (&turns, &sent),
+                    &herdr_env.pane_id,
+                    &args,
+                    context_dir,
+                )
+            })
+            .map_err(CallError::from)
+        }
     };
     let trace = herdr.take_trace();
     let turn = turns.take();
+    let message = sending.then(|| sent.into_inner());
     log(
         session,
         tool,
         action.as_deref(),
-        (&trace, turn.as_ref()),
+        (&trace, turn.as_ref(), message.as_ref()),
         result.as_ref(),
         started,
     );
+    // A delivered message is followed from the side, after its line and never in its result.
+    if let (Some(message), Ok(_)) = (message, &result) {
+        follow::delivered(&herdr_env, session, message);
+    }
     Outcome {
         result,
         active: true,
@@ -314,7 +333,11 @@ fn log(
     session: &str,
     tool: &str,
     action: Option<&str>,
-    (calls, turn): (&[oplog::CallTrace], Option<&turn::TurnTrace>),
+    (calls, turn, message): (
+        &[oplog::CallTrace],
+        Option<&turn::TurnTrace>,
+        Option<&oplog::MessageTrace>,
+    ),
     result: Result<&Value, &CallError>,
     started: Instant,
 ) {
@@ -323,6 +346,7 @@ fn log(
         .action(action)
         .calls(calls)
         .turn(turn)
+        .message(message)
         .since(started)
         .record();
 }
@@ -359,7 +383,7 @@ fn str_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
 fn run(
     op: Operation,
     herdr: &Herdr,
-    turns: &turn::Record,
+    (turns, sent): (&turn::Record, &RefCell<oplog::MessageTrace>),
     pane: &str,
     args: &Map<String, Value>,
     context_dir: Option<&Path>,
@@ -367,10 +391,16 @@ fn run(
     match op {
         Operation::Peers => ops::peers::peers(herdr, pane),
         Operation::Send => {
+            let message = str_arg(args, "message");
+            {
+                let mut s = sent.borrow_mut();
+                s.to = str_arg(args, "to").unwrap_or_default().to_string();
+                s.text = message.unwrap_or_default().to_string();
+            }
             let to = str_arg(args, "to").ok_or_else(|| {
                 LinkError::SendToMissing("`to` is missing or not a string".into())
             })?;
-            ops::send::send(herdr, turns, pane, to, str_arg(args, "message"))
+            ops::send::send(herdr, turns, sent, pane, to, message)
         }
         Operation::Close => {
             let agent = str_arg(args, "agent").ok_or_else(|| {

@@ -71,9 +71,37 @@ fn shape(line: &Value) -> Vec<(Vec<String>, String, f64)> {
     let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
     assert_eq!(
         keys,
-        ["ts", "session", "tool", "action", "code", "detail", "ms", "calls", "turn"],
+        ["ts", "session", "tool", "action", "code", "detail", "ms", "calls", "turn", "message"],
         "{line}"
     );
+    // `message`: null, or what a send (or a follow-up) was about.
+    let message = &line["message"];
+    if !message.is_null() {
+        let keys: Vec<&str> = message
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "from",
+                "to",
+                "id",
+                "workspace",
+                "chars",
+                "preview",
+                "receiver_state"
+            ],
+            "{line}"
+        );
+        assert!(message["chars"].is_u64(), "{line}");
+        assert!(
+            message["preview"].is_null() || message["preview"].is_string(),
+            "{line}"
+        );
+    }
     // `turn`: null, or how a send waited for its delivery turn.
     let turn = &line["turn"];
     if !turn.is_null() {
@@ -638,5 +666,294 @@ fn the_log_is_private_and_never_follows_a_symlink() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "untouched\n");
     // SAFETY: as above.
     unsafe { libc::umask(old) };
+    std::env::remove_var("HERDR_LINK_LOG");
+}
+
+/// A send's line says who sent what to whom: sender, receiver, message id, workspace, the
+/// message's length and a preview of its text, and the receiver's state at delivery. With
+/// `HERDR_LINK_LOG_TEXT=0` the preview is gone and the delivered wrapper is only a length.
+#[test]
+fn a_send_line_names_sender_receiver_and_a_preview_unless_text_is_off() {
+    let _g = serial();
+    let w = world();
+    let log = log_to(&w, "msg.log");
+    let a = abi();
+    let long = format!("Please review PR 7. {}", "x".repeat(300));
+    let r = a.tool(
+        "log-msg",
+        "herdr_link_send",
+        json!({"to": "worker-b", "message": long}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    let r = a.tool(
+        "log-msg",
+        "herdr_link_send",
+        json!({"to": "nobody", "message": "hi"}),
+    );
+    assert_eq!(r["ok"], false, "{r}");
+    std::env::set_var("HERDR_LINK_LOG_TEXT", "0");
+    let r = a.tool(
+        "log-msg",
+        "herdr_link_send",
+        json!({"to": "worker-b", "message": "secret"}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    std::env::remove_var("HERDR_LINK_LOG_TEXT");
+    let l = lines(&log, 3);
+    let sends: Vec<&Value> = l
+        .iter()
+        .filter(|l| l["tool"] == "herdr_link_send")
+        .collect();
+    assert_eq!(sends.len(), 3, "{l:#?}");
+    for line in &sends {
+        shape(line);
+    }
+    let m = &sends[0]["message"];
+    assert_eq!(m["from"], "brain");
+    assert_eq!(m["to"], "worker-b");
+    assert_eq!(m["workspace"], "w1");
+    assert_eq!(m["receiver_state"], "idle");
+    assert!(m["id"].as_str().unwrap().starts_with("hl_"), "{m}");
+    assert_eq!(m["chars"], long.chars().count());
+    let preview = m["preview"].as_str().unwrap();
+    assert!(preview.starts_with("Please review PR 7. xxx"), "{preview}");
+    assert!(
+        preview.ends_with('…') && preview.chars().count() < 200,
+        "{preview}"
+    );
+    // A refused send still names its receiver and text; nothing was sent, so no id.
+    let m = &sends[1]["message"];
+    assert_eq!(
+        (m["to"].as_str(), m["id"].as_str()),
+        (Some("nobody"), Some(""))
+    );
+    assert_eq!(m["preview"], "hi");
+    // Without text: a length, never the words.
+    let m = &sends[2]["message"];
+    assert_eq!(
+        (m["chars"].as_u64(), m["preview"].is_null()),
+        (Some(6), true)
+    );
+    let text = sends[2].to_string();
+    assert!(!text.contains("secret"), "{text}");
+    assert!(text.contains("text not kept"), "{text}");
+    std::env::remove_var("HERDR_LINK_LOG");
+}
+
+/// Without `HERDR_LINK_LOG` the log is written to the per-user file below the XDG state
+/// directory (made 0700, the file 0600); `HERDR_LINK_LOG_OFF=1` writes nothing at all.
+#[test]
+fn the_log_is_on_by_default_in_the_state_directory_and_has_an_off_switch() {
+    use std::os::unix::fs::PermissionsExt;
+    let _g = serial();
+    let w = world();
+    std::env::remove_var("HERDR_LINK_LOG");
+    let state = w.dir.join("xdg-state");
+    std::env::set_var("XDG_STATE_HOME", &state);
+    let path = state.join("herdr-link/log.jsonl");
+    assert_eq!(herdr_link::oplog::default_path(), Some(path.clone()));
+    let a = abi();
+    std::env::set_var("HERDR_LINK_LOG_OFF", "1");
+    a.tool("log-default", "herdr_link_peers", json!({}));
+    std::env::set_var("HERDR_LINK_LOG_OFF", "0");
+    a.tool("log-default", "herdr_link_peers", json!({}));
+    let l = lines(&path, 1);
+    // The first call, made with the log off, left no line; a bootstrap line may come first.
+    let peers: Vec<&Value> = l
+        .iter()
+        .filter(|l| l["tool"] == "herdr_link_peers")
+        .collect();
+    assert_eq!(peers.len(), 1, "{l:#?}");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(path.parent().unwrap()), 0o700);
+    std::env::remove_var("HERDR_LINK_LOG_OFF");
+}
+
+/// Rotation under concurrent writers: four writers append 2000 lines through a bound that
+/// forces one rotation; every line is in `<path>.1` or `<path>` exactly once, whole, and no
+/// file passed the bound.
+#[test]
+fn rotation_keeps_every_line_whole_with_concurrent_writers() {
+    let dir = std::env::temp_dir().join(format!("herdr-link-rotate-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("log.jsonl");
+    let max = 60_000u64;
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                for i in 0..500 {
+                    let line = format!("{{\"t\":{t},\"i\":{i},\"pad\":\"{}\"}}\n", "p".repeat(20));
+                    herdr_link::oplog::append(&path, &line, max).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let old = std::fs::read_to_string(herdr_link::oplog::rotated(&path)).unwrap();
+    let new = std::fs::read_to_string(&path).unwrap();
+    assert!(old.len() as u64 <= max && new.len() as u64 <= max);
+    let mut seen = std::collections::HashSet::new();
+    for l in old.lines().chain(new.lines()) {
+        let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+        assert!(
+            seen.insert((v["t"].as_u64(), v["i"].as_u64())),
+            "twice: {l}"
+        );
+    }
+    assert_eq!(seen.len(), 2000);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Waits (up to 15 s) for the follow-up line of message `id`.
+fn follow_line(path: &Path, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let found = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|l| l["tool"] == "follow" && l["message"]["id"] == id);
+        if let Some(l) = found {
+            return l;
+        }
+        assert!(Instant::now() < deadline, "no follow-up of {id}:\n{text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// After `sent` is answered, the receiver is followed with `agent get` only: one that never
+/// turns working is "not taken up" once the bound passed; one that turns working after the
+/// answer is "taken up"; the send's result carries none of it.
+#[test]
+fn a_delivered_message_is_followed_until_taken_up_or_the_bound() {
+    let _g = serial();
+    let w = world();
+    let log = log_to(&w, "follow.log");
+    std::env::set_var("HERDR_LINK_FOLLOW", "1");
+    std::env::set_var("HERDR_LINK_TAKEN_UP_MS", "1200");
+    let a = abi();
+    let s = "log-follow";
+    let id = |r: &Value| r["result"]["id"].as_str().unwrap().to_string();
+    let r = a.tool(
+        s,
+        "herdr_link_send",
+        json!({"to": "worker-b", "message": "never read"}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["result"].as_object().unwrap().len(), 3, "{r}");
+    let ignored = id(&r);
+    let l = follow_line(&log, &ignored);
+    shape(&l);
+    assert_eq!(l["code"], "not_taken_up", "{l}");
+    assert_eq!(l["message"]["to"], "worker-b");
+    assert!(
+        l["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not seen working within 1200 ms"),
+        "{l}"
+    );
+    for (argv, _, _) in shape(&l) {
+        assert_eq!(&argv[..2], ["agent", "get"], "{l}");
+    }
+    // Taken up: the receiver starts working after the answer.
+    let r = a.tool(
+        s,
+        "herdr_link_send",
+        json!({"to": "worker-b", "message": "read me"}),
+    );
+    assert_eq!(r["ok"], true, "{r}");
+    w.admin(&["fake", "agent", "w1:p3", "--status", "working"]);
+    let l = follow_line(&log, &id(&r));
+    assert_eq!(l["code"], "taken_up", "{l}");
+    assert!(
+        l["detail"]
+            .as_str()
+            .unwrap()
+            .contains("worker-b was working"),
+        "{l}"
+    );
+    // Nothing was prompted twice: one prompt per send.
+    let prompts = w
+        .calls()
+        .iter()
+        .filter(|c| c.contains("agent prompt"))
+        .count();
+    assert_eq!(prompts, 2);
+    std::env::set_var("HERDR_LINK_FOLLOW", "0");
+    std::env::remove_var("HERDR_LINK_TAKEN_UP_MS");
+    std::env::remove_var("HERDR_LINK_LOG");
+}
+
+/// What following costs: sends with following on and off (the median send, which following
+/// must not change: it starts after the answer), and the `agent get` calls the follower made.
+/// Prints the figures for BENCHMARKS.md ("Following deliveries"); asserts only that every
+/// followed message got its line and that no call waited for one.
+#[test]
+fn following_costs_the_send_nothing_and_the_follower_one_look_per_half_second() {
+    let _g = serial();
+    let w = world();
+    let log = log_to(&w, "follow-cost.log");
+    std::env::set_var("HERDR_LINK_TAKEN_UP_MS", "1000");
+    let a = abi();
+    let s = "log-follow-cost";
+    let times = |follow: &str, n: usize| -> (Duration, Vec<String>) {
+        std::env::set_var("HERDR_LINK_FOLLOW", follow);
+        let mut v = Vec::new();
+        let mut ids = Vec::new();
+        for i in 0..n {
+            // A server of its own for each send, so no send waits for another's delivery turn
+            // (src/turn.rs) and the figure is the send's own cost.
+            std::env::set_var(
+                "HERDR_SOCKET_PATH",
+                w.dir.join(format!("{follow}-{i}.sock")),
+            );
+            let t = Instant::now();
+            let r = a.tool(
+                s,
+                "herdr_link_send",
+                json!({"to": "worker-a", "message": format!("m{i}")}),
+            );
+            v.push(t.elapsed());
+            assert_eq!(r["ok"], true, "{r}");
+            ids.push(r["result"]["id"].as_str().unwrap().to_string());
+        }
+        (median(&mut v), ids)
+    };
+    let (off, _) = times("0", 15);
+    let (on, ids) = times("1", 15);
+    // worker-a is working: each message is taken up at the first look.
+    w.clear_log();
+    let taken: Vec<Value> = ids.iter().map(|id| follow_line(&log, id)).collect();
+    assert!(taken.iter().all(|l| l["code"] == "taken_up"), "{taken:#?}");
+    // An idle receiver that never works: looked at until the bound.
+    let (_, idle) = {
+        let r = a.tool(
+            s,
+            "herdr_link_send",
+            json!({"to": "worker-b", "message": "idle"}),
+        );
+        (0, r["result"]["id"].as_str().unwrap().to_string())
+    };
+    let l = follow_line(&log, &idle);
+    assert_eq!(l["code"], "not_taken_up");
+    let looks = w
+        .calls()
+        .iter()
+        .filter(|c| c.as_str() == "agent get worker-b")
+        .count();
+    println!(
+        "following: median send {:.2?} with following off, {:.2?} on (15 each); \
+         a taken-up message: 1 `agent get`; a message not taken up within 1000 ms: {} calls \
+         (`agent get` of the send included)",
+        off, on, looks
+    );
+    std::env::set_var("HERDR_LINK_FOLLOW", "0");
+    std::env::remove_var("HERDR_LINK_TAKEN_UP_MS");
     std::env::remove_var("HERDR_LINK_LOG");
 }

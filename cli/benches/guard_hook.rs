@@ -38,6 +38,7 @@ fn one(argv: &[&str], stdin: &[u8]) -> (Duration, i32) {
     let mut child = Command::new(argv[0])
         .args(&argv[1..])
         .env_remove("HERDR_LINK_LOG")
+        .env("HERDR_LINK_LOG_OFF", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -56,6 +56,8 @@ fn one_run(bin: &Path, env: &[(String, String)]) -> Run {
     ] {
         cmd.env_remove(k);
     }
+    // Measured without the operator log, as before it was on by default (and never the user's).
+    cmd.env("HERDR_LINK_LOG_OFF", "1");
     cmd.envs(env.iter().map(|(k, v)| (k, v)));
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())

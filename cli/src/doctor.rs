@@ -63,14 +63,16 @@ fn var(key: &str) -> Option<String> {
 }
 
 /// What a plugin action was invoked for (`HERDR_PLUGIN_CONTEXT_JSON`).
-struct PluginContext {
-    workspace_id: Option<String>,
-    focused_pane_id: Option<String>,
+pub(crate) struct PluginContext {
+    /// The workspace the action was invoked in.
+    pub(crate) workspace_id: Option<String>,
+    /// The pane that had the focus.
+    pub(crate) focused_pane_id: Option<String>,
 }
 
 /// The plugin context, if doctor runs as a Herdr plugin action: `Some(Err)` when the variable
 /// is set but is not a JSON object.
-fn plugin_context() -> Option<Result<PluginContext, String>> {
+pub(crate) fn plugin_context() -> Option<Result<PluginContext, String>> {
     let text = var("HERDR_PLUGIN_CONTEXT_JSON")?;
     let field = |v: &Value, k: &str| {
         v.get(k)
@@ -184,13 +186,46 @@ fn binary(herdr: &Herdr, bin: &str, bin_label: &str) -> Check {
     }
 }
 
-fn log_target(log: Option<&str>) -> Check {
-    let Some(path) = log else {
+/// The operator log's target as the library would write it (`chosen`: `HERDR_LINK_LOG` was
+/// set; `None`: turned off or no home). The default file's missing directory is made on the
+/// first line, so it is usable when its nearest existing ancestor is writable.
+fn log_target(target: Option<(std::path::PathBuf, bool)>, chosen: bool) -> Check {
+    let Some((path_buf, is_default)) = target else {
         return pass(
             "operator log",
-            "HERDR_LINK_LOG is not set: no operator log (internal error details are discarded)",
+            if herdr_link::env::log_off() {
+                "off (HERDR_LINK_LOG_OFF=1): internal error details are discarded"
+            } else {
+                "no state directory (neither XDG_STATE_HOME nor HOME is set) and no HERDR_LINK_LOG: internal error details are discarded"
+            },
         );
     };
+    let path = &path_buf.display().to_string();
+    let text = if herdr_link::env::log_text() {
+        "with message text"
+    } else {
+        "without message text (HERDR_LINK_LOG_TEXT=0)"
+    };
+    if is_default && !chosen {
+        let mut existing = path_buf.as_path();
+        while !existing.exists() {
+            match existing.parent() {
+                Some(p) => existing = p,
+                None => break,
+            }
+        }
+        return if writable(existing) {
+            pass(
+                "operator log",
+                format!("on by default, {text}: {path} (`herdr-link log` reads it; HERDR_LINK_LOG_OFF=1 turns it off)"),
+            )
+        } else {
+            fail(
+                "operator log",
+                format!("{path}: {} is not writable", existing.display()),
+            )
+        };
+    }
     let p = Path::new(path);
     let target = if p.exists() {
         if !p.is_file() {
@@ -218,7 +253,7 @@ fn log_target(log: Option<&str>) -> Check {
     if writable(&target) {
         pass(
             "operator log",
-            format!("one JSON line per operation is appended to {path}"),
+            format!("one JSON line per operation is appended to {path}, {text}"),
         )
     } else {
         fail(
@@ -339,17 +374,26 @@ fn host_check() -> Option<Check> {
     })
 }
 
-/// Invalid `HERDR_LINK_*` values fail (each naming the default used instead).
-fn settings() -> Check {
+/// Invalid `HERDR_LINK_*` values fail (each naming the default used instead). `follow`:
+/// whether deliveries are followed (read before doctor turned its own log off).
+fn settings(follow: bool) -> Check {
     let bad = env::invalid_settings();
     if bad.is_empty() {
         pass(
             "settings",
             format!(
-                "call limit {} ms, start limit {} ms, delivery turn wait {} ms",
+                "call limit {} ms, start limit {} ms, delivery turn wait {} ms, {}",
                 env::call_timeout().as_millis(),
                 env::start_timeout().as_millis(),
-                env::turn_wait().as_millis()
+                env::turn_wait().as_millis(),
+                if follow {
+                    format!(
+                        "deliveries followed until taken up or {} ms",
+                        env::taken_up_bound().as_millis()
+                    )
+                } else {
+                    "deliveries not followed".to_string()
+                }
             ),
         )
     } else {
@@ -552,10 +596,14 @@ pub fn mcp_startup_hint() {
 /// Runs every check for `pane` (default: the plugin context's focused pane, then
 /// `HERDR_PANE_ID`), prints one line each, and returns the exit code.
 pub fn run(pane: Option<String>) -> i32 {
-    // Doctor is read-only, the operator log included: take the variable out of this process's
-    // environment (nothing else runs yet) so no library path can append to it.
-    let log = var("HERDR_LINK_LOG");
-    std::env::remove_var("HERDR_LINK_LOG");
+    // Doctor is read-only, the operator log included: note where it goes, then turn it off in
+    // this process's environment (nothing else runs yet) so no library path can append to it.
+    let log = herdr_link::oplog::path();
+    let chosen = var("HERDR_LINK_LOG").is_some();
+    let log_check = log_target(log, chosen);
+    // Read with the user's settings, before doctor's own switch below.
+    let settings_check = settings(env::follow());
+    std::env::set_var("HERDR_LINK_LOG_OFF", "1");
 
     let plugin = plugin_context();
     let plugin_pane = match &plugin {
@@ -591,8 +639,8 @@ pub fn run(pane: Option<String>) -> i32 {
     checks.push(shim_check());
     checks.push(turns_check());
     checks.extend(host_check());
-    checks.push(log_target(log.as_deref()));
-    checks.push(settings());
+    checks.push(log_check);
+    checks.push(settings_check);
     let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
     let (failed, skipped) = (count(Status::Fail), count(Status::Skip));
     let mut out = std::io::stdout().lock();

@@ -7,11 +7,13 @@
 mod activation;
 mod doctor;
 mod hook;
+mod logview;
 mod mcp;
 mod plugin_action;
 mod setup;
 mod shim;
 mod transport;
+mod watch;
 
 use std::path::PathBuf;
 
@@ -38,6 +40,11 @@ const USAGE: &str = "usage:
   herdr ...                            (run through the link named herdr in the shim directory)
                                        Herdr's CLI front: refuses a wait of an active session
                                        (exit 77), else execs the next herdr on PATH
+  herdr-link log [--agent NAME] [--code CODE] [--since WHEN] [--follow] [--json] ...
+                                       the operator log as a readable timeline
+                                       (herdr-link log --help)
+  herdr-link watch [--workspace ID]    a live full-screen view of the workspace's Link traffic
+                                       (herdr-link watch --help)
   herdr-link plugin-action <action>    herdr-plugin.toml's setup-<host> / uninstall-<host>
                                        actions, as Herdr runs them
   herdr-link --version | --help
@@ -57,7 +64,9 @@ Codex, Gemini CLI, Qwen Code, AGY and OpenCode's MCP route. Register it under th
   --server-name NAME   the name the server is registered under in the host (default herdr_link)
 
 Reads HERDR_ENV, HERDR_BIN_PATH and HERDR_PANE_ID, which Herdr sets in its panes; without them
-the server lists no tools. HERDR_LINK_LOG names the operator log.";
+the server lists no tools. The operator log goes to $XDG_STATE_HOME/herdr-link/log.jsonl (or
+~/.local/state/herdr-link/log.jsonl; HERDR_LINK_LOG names another file, HERDR_LINK_LOG_OFF=1
+turns it off): herdr-link log and herdr-link watch read it.";
 
 const DOCTOR_HELP: &str = "usage: herdr-link doctor [--pane PANE]
 
@@ -94,12 +103,14 @@ fn command_help(command: &str) -> Option<&'static str> {
         "setup" => setup::USAGE,
         "guard" => GUARD_HELP,
         "plugin-action" => plugin_action::USAGE,
+        "log" => logview::USAGE,
+        "watch" => watch::USAGE,
         _ => return None,
     })
 }
 
 /// A parsed command line.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq)]
 enum Command {
     Mcp {
         context_dir: Option<PathBuf>,
@@ -112,6 +123,10 @@ enum Command {
     Setup(Option<setup::Options>),
     /// `plugin-action <id>` (a Herdr plugin action of herdr-plugin.toml).
     PluginAction(String),
+    /// `log [options]`: the operator log as a timeline.
+    Log(logview::Options),
+    /// `watch [options]`: the live view.
+    Watch(watch::Options),
     /// `<command> --help`.
     UsageOf(&'static str),
     Guard {
@@ -159,6 +174,8 @@ fn parse(args: &[String]) -> Result<Command, String> {
             _ => Err("plugin-action needs one action id (herdr-link plugin-action --help)".into()),
         },
         "guard" => parse_guard(rest),
+        "log" => Ok(Command::Log(logview::parse(rest)?)),
+        "watch" => Ok(Command::Watch(watch::parse(rest)?)),
         "shim-env" => parse_shim_env(rest),
         "--version" | "-V" | "version" if rest.is_empty() => Ok(Command::Version),
         "--help" | "-h" | "help" if rest.is_empty() => Ok(Command::Help),
@@ -309,6 +326,8 @@ fn main() {
         Ok(Command::Doctor { pane }) => doctor::run(pane),
         Ok(Command::Setup(Some(options))) => setup::run(options),
         Ok(Command::PluginAction(id)) => plugin_action::run(&id),
+        Ok(Command::Log(options)) => logview::run(options),
+        Ok(Command::Watch(options)) => watch::run(options),
         Ok(Command::Setup(None)) => {
             println!("{}", setup::USAGE);
             0

@@ -28,6 +28,10 @@ HERDR_PLUGIN_STATE_DIR and HERDR_BIN_PATH set by Herdr):
   uninstall-pi
         herdr-link setup <host> --uninstall
 
+  watch
+        opens `herdr-link watch` for the invoking workspace in a new pane (split from the
+        focused pane)
+
 setup-pi first packs the Pi extension (hosts/pi/pack.sh: needs node and npm) into
 $HERDR_PLUGIN_STATE_DIR/pi-package and installs that directory with `pi install`.
 Outside Herdr, use herdr-link setup (herdr-link setup --help).";
@@ -91,11 +95,26 @@ impl Action {
     }
 }
 
+/// The action that opens the live view.
+pub const WATCH: &str = "watch";
+
 /// Runs plugin action `id`; returns the exit status.
 pub fn run(id: &str) -> i32 {
+    if id == WATCH {
+        return match open_watch() {
+            Ok(pane) => {
+                println!("Herdr Link: watch opened in pane {pane}");
+                0
+            }
+            Err(e) => {
+                eprintln!("herdr-link plugin-action watch: {e}");
+                1
+            }
+        };
+    }
     let Some(action) = Action::parse(id) else {
         eprintln!(
-            "herdr-link plugin-action: unknown action {id:?}: use one of {}",
+            "herdr-link plugin-action: unknown action {id:?}: use one of {}, {WATCH}",
             Action::all_ids().join(", ")
         );
         return 2;
@@ -232,6 +251,63 @@ fn pack(root: &Path, lib: &Path, out: &Path) -> Result<(), String> {
         output.status,
         tail.into_iter().rev().collect::<Vec<_>>().join("\n")
     ))
+}
+
+/// Opens `herdr-link watch` in a new pane: splits the focused pane of the invoking workspace
+/// (`HERDR_PLUGIN_CONTEXT_JSON`, else `HERDR_PANE_ID`) with `pane split … --direction down
+/// --focus` and runs this binary's `watch --workspace <id>` there with `pane run`. Returns the
+/// new pane's id.
+fn open_watch() -> Result<String, String> {
+    use herdr_link::herdr::records::PaneRecord;
+    use herdr_link::paths::shell_word;
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let herdr = env("HERDR_BIN_PATH").ok_or(
+        "HERDR_BIN_PATH is not set: run this as a Herdr plugin action, or run `herdr-link watch` in a pane",
+    )?;
+    let context = match crate::doctor::plugin_context() {
+        Some(Ok(c)) => Some(c),
+        Some(Err(e)) => return Err(e),
+        None => None,
+    };
+    let pane = context
+        .as_ref()
+        .and_then(|c| c.focused_pane_id.clone())
+        .or_else(|| env("HERDR_PANE_ID"))
+        .ok_or("no pane to split: Herdr named no focused pane (HERDR_PLUGIN_CONTEXT_JSON, HERDR_PANE_ID)")?;
+    let run = |args: &[&str]| -> Result<String, String> {
+        let out = Command::new(&herdr)
+            .args(args)
+            .output()
+            .map_err(|e| format!("{herdr}: {e}"))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(format!(
+                "herdr {} failed: {}",
+                args[..2].join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    };
+    let split = run(&["pane", "split", &pane, "--direction", "down", "--focus"])?;
+    let record = serde_json::from_str(&split)
+        .ok()
+        .and_then(|v| PaneRecord::from_response(&v));
+    let new = record
+        .as_ref()
+        .and_then(|r| r.pane_id.clone())
+        .ok_or_else(|| format!("herdr pane split answered no pane: {}", split.trim()))?;
+    let workspace = context
+        .and_then(|c| c.workspace_id)
+        .or_else(|| record.and_then(|r| r.workspace_id))
+        .or_else(|| env("HERDR_WORKSPACE_ID"));
+    let me = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let mut line = format!("{} watch", shell_word(&me.display().to_string()));
+    if let Some(w) = workspace {
+        line.push_str(&format!(" --workspace {}", shell_word(&w)));
+    }
+    run(&["pane", "run", &new, &line])?;
+    Ok(new)
 }
 
 #[cfg(test)]

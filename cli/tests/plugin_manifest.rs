@@ -332,7 +332,7 @@ fn build_makes_what_the_actions_run() {
 fn manifest_offers_doctor_and_setup_and_uninstall_for_every_host() {
     let m = check_manifest(&manifest_text()).unwrap();
     let ids: BTreeSet<&str> = m.actions.iter().map(|a| a.id.as_str()).collect();
-    let mut want: BTreeSet<String> = ["doctor".to_string()].into();
+    let mut want: BTreeSet<String> = ["doctor".to_string(), "watch".to_string()].into();
     for host in ["claude", "codex", "opencode", "gemini", "qwen", "pi"] {
         want.insert(format!("setup-{host}"));
         want.insert(format!("uninstall-{host}"));
@@ -342,6 +342,13 @@ fn manifest_offers_doctor_and_setup_and_uninstall_for_every_host() {
         if a.id == "doctor" {
             assert_eq!(a.command[1..], ["doctor"]);
             assert_eq!(a.contexts, ["workspace"]);
+        } else if a.id == "watch" {
+            assert_eq!(a.command[1..], ["plugin-action", "watch"]);
+            assert_eq!(
+                a.contexts,
+                ["workspace"],
+                "a view of the invoking workspace"
+            );
         } else {
             assert_eq!(a.command[1..], ["plugin-action", a.id.as_str()]);
             assert_eq!(
@@ -658,4 +665,39 @@ fn plugin_action_outside_herdr_and_unknown_actions() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("setup-claude"));
+}
+
+/// "Herdr Link: watch" splits the focused pane of the invoking workspace and runs
+/// `herdr-link watch --workspace <id>` in the new pane, with Herdr's argv only.
+#[test]
+fn the_watch_action_opens_the_view_in_a_new_pane() {
+    let w = World::new("watch");
+    let log = w.root.join("herdr-argv.log");
+    let herdr = w.script(
+        "herdr-watch/herdr",
+        &format!(
+            "printf '%s\\n' \"$*\" >> '{}'\ncase \"$1 $2\" in\n  'pane split') echo '{{\"result\":{{\"pane\":{{\"pane_id\":\"w3:p9\",\"workspace_id\":\"w3\"}}}},\"type\":\"pane_info\"}}' ;;\nesac\n",
+            log.display()
+        ),
+    );
+    let out = w.action(
+        "watch",
+        &herdr,
+        &w.root,
+        &[(
+            "HERDR_PLUGIN_CONTEXT_JSON",
+            r#"{"workspace_id":"w3","focused_pane_id":"w3:p2"}"#,
+        )],
+    );
+    let text = ok(&out);
+    assert!(text.contains("watch opened in pane w3:p9"), "{text}");
+    let calls = fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = calls.lines().collect();
+    assert_eq!(lines[0], "pane split w3:p2 --direction down --focus");
+    assert!(
+        lines[1].starts_with("pane run w3:p9 ")
+            && lines[1].ends_with("herdr-link watch --workspace w3"),
+        "{calls}"
+    );
+    assert_eq!(lines.len(), 2, "{calls}");
 }

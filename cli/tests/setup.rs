@@ -399,7 +399,7 @@ fn codex_keeps_comments_and_order_and_passes_the_herdr_variables() {
         "{config}"
     );
     assert!(config.contains(&format!(
-        "[mcp_servers.herdr_link]\ncommand = \"/usr/bin/herdr-link\"\nargs = [\"mcp\"]\ndefault_tools_approval_mode = \"approve\"\nenv_vars = [\"HERDR_ENV\", \"HERDR_PANE_ID\", \"HERDR_SOCKET_PATH\", \"HERDR_LINK_LOG\", \"HERDR_LINK_TIMEOUT_MS\", \"HERDR_LINK_START_TIMEOUT_MS\", \"MY_VAR\"]\nenv = {{ HERDR_BIN_PATH = \"{herdr}\" }}\n"
+        "[mcp_servers.herdr_link]\ncommand = \"/usr/bin/herdr-link\"\nargs = [\"mcp\"]\ndefault_tools_approval_mode = \"approve\"\nenv_vars = [\"HERDR_ENV\", \"HERDR_PANE_ID\", \"HERDR_SOCKET_PATH\", \"HERDR_LINK_LOG\", \"HERDR_LINK_TIMEOUT_MS\", \"HERDR_LINK_START_TIMEOUT_MS\", \"XDG_STATE_HOME\", \"HERDR_LINK_LOG_OFF\", \"HERDR_LINK_LOG_TEXT\", \"HERDR_LINK_FOLLOW\", \"HERDR_LINK_TAKEN_UP_MS\", \"MY_VAR\"]\nenv = {{ HERDR_BIN_PATH = \"{herdr}\" }}\n"
     )), "{config}");
     let hooks: Value = serde_json::from_str(&h.read("codex/hooks.json")).unwrap();
     assert_eq!(
@@ -408,6 +408,15 @@ fn codex_keeps_comments_and_order_and_passes_the_herdr_variables() {
             "/usr/bin/herdr-link guard --host codex --shim {}",
             h.home().join(".local/share/herdr-link/shim").display()
         )}]}]}})
+    );
+    // The user's trust in the hook, recorded as Codex records it, so Codex's first start runs
+    // it without its "Hooks need review" dialog (uninstall below takes it out again).
+    assert!(
+        config.contains(&format!(
+            "[hooks.state.\"{}:pre_tool_use:0:0\"]\ntrusted_hash = \"sha256:",
+            h.root.join("codex/hooks.json").display()
+        )),
+        "{config}"
     );
     assert_eq!(h.backups().len(), 1);
 

@@ -1,6 +1,7 @@
 //! `herdr_link_send`: deliver one envelope, wrapped for a possibly dormant receiver, in the
 //! receiver's delivery turn ([`crate::turn`]) so it arrives as a submission of its own.
 
+use std::cell::RefCell;
 use std::time::Instant;
 
 use serde_json::{json, Value};
@@ -9,18 +10,22 @@ use crate::error::LinkError;
 use crate::herdr::{CliFailure, Herdr, Unavailable};
 use crate::identity::{same_workspace, self_context, target_context, TargetContext};
 use crate::limits::{encoded_len_upto, message_over_limit, MAX_ARG_STRLEN, MAX_MESSAGE_BYTES};
+use crate::oplog::MessageTrace;
 use crate::ops::delivery;
 use crate::protocol::{check_message, is_valid_agent_name, Envelope};
 use crate::turn::{self, Delivery};
 
 /// Sends `message` to `to`: the input first (recipient name rule, then a message that is
-/// missing, over the size limit or blank), so no Herdr call (not even the self-identity
-/// bootstrap's rename) happens for a send that could not travel; then fresh self and target
-/// records, the same-workspace guard, and, in the receiver's turn, one
-/// `agent prompt <to> <wrapper>`. "sent" means Herdr accepted delivery, nothing more.
+/// missing, over the size limit, or blank), so no Herdr call (not even the
+/// self-identity bootstrap's rename) happens for a send that could not travel; then fresh self
+/// and target records, the same-workspace guard, and, in the receiver's turn, one
+/// `agent prompt <to> <wrapper>`. "sent" means Herdr accepted delivery, nothing more. What it
+/// learns on the way (sender, workspace, receiver's state, message id) goes into `trace` for
+/// the operator log.
 pub fn send(
     herdr: &Herdr,
     turns: &turn::Record,
+    trace: &RefCell<MessageTrace>,
     pane: &str,
     to: &str,
     message: Option<&str>,
@@ -44,9 +49,16 @@ pub fn send(
     }
     check_message(message)?;
     let me = self_context(herdr, pane)?;
+    {
+        let mut t = trace.borrow_mut();
+        t.from.clone_from(&me.name);
+        t.workspace.clone_from(&me.workspace_id);
+    }
     let target = target_context(herdr, to)?;
+    trace.borrow_mut().receiver_state = target.state.as_str().to_string();
     same_workspace(&me.workspace_id, &target.workspace_id)?;
     let envelope = Envelope::build(&me.name, &target.name, message)?;
+    trace.borrow_mut().id.clone_from(&envelope.id);
     let wrapper = envelope.wrapper();
     if wrapper.len() >= MAX_ARG_STRLEN {
         // Unreachable within MAX_MESSAGE_BYTES (see its bound); kept so a change there can never

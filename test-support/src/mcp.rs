@@ -13,6 +13,15 @@ use serde_json::{json, Value};
 /// The `herdr-link` binary under test, beside the running test in the same target directory
 /// (cargo builds a package's binaries before its integration tests).
 pub fn link_bin() -> PathBuf {
+    // The operator log is on by default, in the XDG state directory: every binary a test
+    // starts keeps it in a scratch directory (a World's, or this process's), never the user's.
+    let tmp = std::env::temp_dir();
+    if !std::env::var_os("XDG_STATE_HOME").is_some_and(|d| PathBuf::from(d).starts_with(&tmp)) {
+        std::env::set_var(
+            "XDG_STATE_HOME",
+            tmp.join(format!("herdr-link-test-state-{}", std::process::id())),
+        );
+    }
     let bin = crate::target_dir().join("herdr-link");
     assert!(
         bin.is_file(),

@@ -251,6 +251,19 @@ impl World {
         std::env::remove_var("HERDR_LINK_TIMEOUT_MS");
         std::env::remove_var("HERDR_LINK_START_TIMEOUT_MS");
         std::env::remove_var("HERDR_LINK_TURN_WAIT_MS");
+        // The operator log is on by default: each world keeps its default log in its own
+        // state directory (never the user's), with message text as by default. Deliveries are
+        // not followed unless a test turns that on (its `agent get` calls would otherwise run
+        // behind every send of every test).
+        std::env::set_var("XDG_STATE_HOME", world.dir.join("state"));
+        for switch in [
+            "HERDR_LINK_LOG_OFF",
+            "HERDR_LINK_LOG_TEXT",
+            "HERDR_LINK_TAKEN_UP_MS",
+        ] {
+            std::env::remove_var(switch);
+        }
+        std::env::set_var("HERDR_LINK_FOLLOW", "0");
         world
     }
 

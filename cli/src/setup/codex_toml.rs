@@ -153,9 +153,138 @@ pub fn uninstall(doc: &mut DocumentMut, drop_hooks_feature: bool) {
     }
 }
 
+/// Codex's record of a hook the user trusted, as Codex 0.171 keeps it in the user's
+/// `config.toml`: `[hooks.state."<hooks.json path>:<event>:<group>:<handler>"]` with
+/// `trusted_hash`, the SHA-256 of the hook's normalized identity (Codex's
+/// `hooks/src/engine/discovery.rs`: `command_hook_hash`, and `config/src/fingerprint.rs`:
+/// `version_for_toml`). Without it Codex's TUI opens "Hooks need review" at its next start and
+/// runs the hook only once someone trusts it there.
+pub struct HookTrust {
+    /// The `hooks.json` file the hook is in (absolute, as Codex names it).
+    pub hooks_json: String,
+    /// Index of the hook's matcher group in `hooks.PreToolUse`.
+    pub group: usize,
+    /// Index of the hook within that group.
+    pub handler: usize,
+    /// The hook's command.
+    pub command: String,
+}
+
+/// Codex's event label of the guard hook (`PreToolUse`).
+const PRE_TOOL_USE: &str = "pre_tool_use";
+/// Codex's default hook timeout in seconds, part of the hashed identity.
+const DEFAULT_HOOK_TIMEOUT: u64 = 600;
+
+impl HookTrust {
+    /// The state key.
+    pub fn key(&self) -> String {
+        format!(
+            "{}:{PRE_TOOL_USE}:{}:{}",
+            self.hooks_json, self.group, self.handler
+        )
+    }
+
+    /// The `trusted_hash` Codex computes for the guard hook (a `Bash` matcher, a command hook
+    /// without timeout, status message or `async`): `sha256:` and the hex digest of the
+    /// compact JSON of its identity with every object's keys sorted.
+    pub fn hash(&self) -> String {
+        use sha2::Digest;
+        // serde_json's map is ordered as written here: keys already in sorted order.
+        let identity = serde_json::json!({
+            "event_name": PRE_TOOL_USE,
+            "hooks": [{
+                "async": false,
+                "command": self.command,
+                "timeout": DEFAULT_HOOK_TIMEOUT,
+                "type": "command",
+            }],
+            "matcher": "Bash",
+        });
+        let digest = sha2::Sha256::digest(identity.to_string().as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        format!("sha256:{hex}")
+    }
+}
+
+/// Records that the user trusts the guard hook (running `setup codex` is that decision):
+/// `[hooks.state."<key>"] trusted_hash`. A record of the same hook under another position in
+/// the same file (the file changed since) is dropped first.
+pub fn trust_hook(doc: &mut DocumentMut, trust: &HookTrust, what: &str) -> Result<(), String> {
+    forget_hook(doc, trust);
+    let hooks = table(doc.as_table_mut(), "hooks", what)?;
+    let state = table(hooks, "state", what)?;
+    let entry = table(state, &trust.key(), what)?;
+    entry.set_implicit(false);
+    set(entry, "trusted_hash", Value::from(trust.hash()));
+    Ok(())
+}
+
+/// Drops every trust record setup wrote for this hook in this `hooks.json` (whatever its
+/// position), and the tables that emptied.
+pub fn forget_hook(doc: &mut DocumentMut, trust: &HookTrust) {
+    let prefix = format!("{}:{PRE_TOOL_USE}:", trust.hooks_json);
+    let hash = trust.hash();
+    let root = doc.as_table_mut();
+    let Some(hooks) = root.get_mut("hooks").and_then(Item::as_table_mut) else {
+        return;
+    };
+    let Some(state) = hooks.get_mut("state").and_then(Item::as_table_mut) else {
+        return;
+    };
+    let ours: Vec<String> = state
+        .iter()
+        .filter(|(k, v)| {
+            k.starts_with(&prefix)
+                && v.get("trusted_hash").and_then(Item::as_str) == Some(hash.as_str())
+        })
+        .map(|(k, _)| k.to_string())
+        .collect();
+    for k in &ours {
+        state.remove(k);
+    }
+    if !ours.is_empty() && state.is_empty() {
+        hooks.remove("state");
+        if hooks.is_empty() {
+            root.remove("hooks");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hash Codex 0.171 itself wrote for this command when its "Hooks need review" dialog
+    /// was answered "Trust all and continue" (real Codex TUI, notes of issue 39); with setup's
+    /// record the TUI starts without the dialog.
+    #[test]
+    fn the_trust_hash_is_codexs() {
+        let t = HookTrust {
+            hooks_json: "/home/u/.codex/hooks.json".into(),
+            group: 0,
+            handler: 0,
+            command:
+                "/usr/bin/herdr-link guard --host codex --shim /home/u/.local/share/herdr-link/shim"
+                    .into(),
+        };
+        assert_eq!(t.key(), "/home/u/.codex/hooks.json:pre_tool_use:0:0");
+        assert_eq!(
+            t.hash(),
+            "sha256:83bc02f8258d9ab31c64e4fe856e1b0b46fe349fba2c87481d35b5c54be46ed5"
+        );
+        let mut doc = parse("x", "model = \"o4\"\n").unwrap();
+        trust_hook(&mut doc, &t, "x").unwrap();
+        let moved = HookTrust { group: 2, ..t };
+        trust_hook(&mut doc, &moved, "x").unwrap();
+        let text = doc.to_string();
+        assert!(
+            text.contains("[hooks.state.\"/home/u/.codex/hooks.json:pre_tool_use:2:0\"]"),
+            "{text}"
+        );
+        assert!(!text.contains(":0:0"), "{text}");
+        forget_hook(&mut doc, &moved);
+        assert_eq!(doc.to_string(), "model = \"o4\"\n");
+    }
 
     const EXISTING: &str = r#"# my settings
 model = "o4" # the one I like

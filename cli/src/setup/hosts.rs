@@ -30,7 +30,17 @@ const CODEX_ENV_VARS: &[&str] = &[
     "HERDR_LINK_LOG",
     "HERDR_LINK_TIMEOUT_MS",
     "HERDR_LINK_START_TIMEOUT_MS",
+    // The operator log's default place and switches (docs/operator-log.md).
+    "XDG_STATE_HOME",
+    "HERDR_LINK_LOG_OFF",
+    "HERDR_LINK_LOG_TEXT",
+    "HERDR_LINK_FOLLOW",
+    "HERDR_LINK_TAKEN_UP_MS",
 ];
+
+/// The one step left to the user when setup cannot record Codex's hook trust (a project's
+/// hook: Codex keeps trust records only in the user's config).
+pub const CODEX_TRUST_STEP: &str = "start Codex once in this project and answer its \"Hooks need review\" dialog with \"Trust all and continue\" (or trust the herdr-link guard hook in /hooks): until then the guard hook does not run, and Link messages typed into that dialog are lost";
 
 /// The OpenCode guard plugin's file name.
 const OPENCODE_GUARD: &str = "herdr-link-guard.js";
@@ -272,6 +282,28 @@ fn codex(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let before = read_optional(&path)?;
     let shown = path.display().to_string();
     let mut doc = codex_toml::parse(&shown, before.as_deref().unwrap_or(""))?;
+    // The user's trust in the guard hook, recorded as Codex does, so that Codex's first start
+    // runs it without its blocking "Hooks need review" dialog. Codex reads these records only
+    // from the user's config, so a project's hook is left for the user to trust.
+    let hooks_json = dir.join("hooks.json").display().to_string();
+    let trust = |text: Option<&str>| {
+        let root = js::parse("", text?).ok()?;
+        let (group, handler, command) = js::guard_hook_position(&root, "codex")?;
+        Some(codex_toml::HookTrust {
+            hooks_json: hooks_json.clone(),
+            group,
+            handler,
+            command,
+        })
+    };
+    if cx.project.is_none() {
+        if let Some(old) = trust(hooks.before.as_deref()) {
+            codex_toml::forget_hook(&mut doc, &old);
+        }
+        if let (false, Some(new)) = (o.uninstall, trust(hooks.after.as_deref())) {
+            codex_toml::trust_hook(&mut doc, &new, &shown)?;
+        }
+    }
     if o.uninstall {
         codex_toml::uninstall(&mut doc, !hooks_left);
     } else {
@@ -302,6 +334,7 @@ fn codex(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let mut notes = Vec::new();
     if cx.project.is_some() && !o.uninstall {
         notes.push("Codex reads a project's .codex/ only once the project is trusted".into());
+        notes.push(CODEX_TRUST_STEP.into());
     }
     // Codex runs shell commands through a login shell (`bash -lc`, once per session for its
     // shell snapshot), whose system profile resets PATH: the shim's environment, presence key

@@ -108,6 +108,23 @@ pub fn add_guard_hook(
     )
 }
 
+/// Where the herdr-link guard hook for `host` is in `hooks.PreToolUse`: (matcher group,
+/// handler) indexes and its command, as Codex numbers hooks for their trust records.
+pub fn guard_hook_position(root: &Value, host: &str) -> Option<(usize, usize, String)> {
+    let groups = root.get("hooks")?.get("PreToolUse")?.as_array()?;
+    groups.iter().enumerate().find_map(|(g, entry)| {
+        entry
+            .get("hooks")?
+            .as_array()?
+            .iter()
+            .enumerate()
+            .find_map(|(h, hook)| {
+                let c = hook.get("command")?.as_str()?;
+                is_guard_command(c, host).then(|| (g, h, c.to_string()))
+            })
+    })
+}
+
 /// Removes every herdr-link guard hook for `host`, and the containers that removal emptied.
 pub fn remove_guard_hook(root: &mut Value, host: &str) {
     remove_event_hook(root, "PreToolUse", |c| is_guard_command(c, host));
