@@ -487,7 +487,7 @@ fn a_burst_of_session_starts_spawns_one_bootstrap_thread() {
     );
 }
 
-/// README: input is checked before any Herdr call that could change something. A send that
+/// docs/c-abi.md: input is checked before any Herdr call that could change something. A send that
 /// could never travel (blank or NUL message, a recipient that is not an Agent Name, a message
 /// over the limit) from an unnamed caller fails with no Herdr call at all: the self-identity
 /// bootstrap never renames the caller for it.
