@@ -8,6 +8,16 @@ use super::scripts::SHELLS;
 use super::wrappers::Wrapper;
 use super::*;
 
+/// What a word before the command word does to the reading of a simple command.
+enum Lead {
+    /// Not a keyword: it is the command word (or an alias).
+    Command,
+    /// Skipped: the reading goes on at this index.
+    Next(usize),
+    /// The simple command ends here for the analysis (`case`, `[[`, a loop head).
+    Done,
+}
+
 /// An unquoted reserved word that may come before a command.
 pub(super) fn is_reserved(w: W<'_>) -> bool {
     w.plain()
@@ -83,69 +93,13 @@ impl Analysis {
                 continue;
             }
             if w.plain() && w.f & QUOTED == 0 {
-                match w.b {
-                    b"!" | b"noglob" | b"nocorrect" => {
-                        i += 1;
+                match self.keyword(words, i)? {
+                    Lead::Next(j) => {
+                        i = j;
                         continue;
                     }
-                    b"{" | b"}" | b"if" | b"then" | b"elif" | b"else" | b"fi" | b"do" | b"done"
-                    | b"while" | b"until" | b"esac" => {
-                        self.reserved_word(w.b)?;
-                        i += 1;
-                        continue;
-                    }
-                    b"for" | b"select" => {
-                        self.reserved_word(w.b)?;
-                        self.loop_head(w.b == b"for", &words[i + 1..]);
-                        if let Some(d) = words.get(i + 1).filter(|w| w.reserved(b"do")) {
-                            self.reserved_word(d.b)?;
-                        } else if let Some(d) = words.get(i + 2).filter(|w| w.reserved(b"do")) {
-                            self.reserved_word(d.b)?;
-                        }
-                        // `for NAME do ...` / `for ((...)) do ...`: a body
-                        // without `;` before `do`.
-                        if words.get(i + 1).is_some_and(|w| w.reserved(b"do")) {
-                            i += 2;
-                            continue;
-                        }
-                        if words.get(i + 2).is_some_and(|w| w.reserved(b"do")) {
-                            i += 3;
-                            continue;
-                        }
-                        return Ok(bare);
-                    }
-                    b"case" => {
-                        self.reserved_word(w.b)?;
-                        return Ok(bare);
-                    }
-                    b"[[" => return Ok(bare),
-                    b"time" => {
-                        // Bash's `time` keyword takes only `-p` (and `--`).
-                        i += 1;
-                        while words.get(i).is_some_and(|w| w.is(b"-p") || w.is(b"--")) {
-                            i += 1;
-                        }
-                        continue;
-                    }
-                    b"function" => {
-                        if let Some(name) = words.get(i + 1) {
-                            let after = self.frame.after;
-                            self.define_function(name.b, after || !name.plain());
-                        } else {
-                            self.defines_fn = true;
-                        }
-                        i += 2;
-                        continue;
-                    }
-                    b"coproc" => {
-                        i += if words.get(i + 2).is_some_and(|w| w.is(b"{")) {
-                            2
-                        } else {
-                            1
-                        };
-                        continue;
-                    }
-                    _ => {}
+                    Lead::Done => return Ok(bare),
+                    Lead::Command => {}
                 }
                 // In a substitution, any alias may be in effect (its text is
                 // read again when it runs).
@@ -181,54 +135,11 @@ impl Analysis {
                         None => return Ok(bare),
                     }
                 }
-                match basename(w.b) {
-                    b"herdr" => {
-                        if !wrapped && w.b == b"herdr" && self.herdr_is_function() {
-                            // A function named `herdr` defined before: bash
-                            // calls it (its body was judged where it stands).
-                            return Ok(bare);
-                        }
-                        let route = !w.b.contains(&b'/');
-                        self.herdr(&words[rest..], false, route)?;
-                        return Ok(bare);
-                    }
-                    b"trap" => {
-                        self.trap(&words[rest..])?;
-                        return Ok(bare);
-                    }
-                    b"alias" => {
-                        self.alias_define(&words[rest..]);
-                        return Ok(bare);
-                    }
-                    b"source" | b"." => {
-                        return Ok(bare || self.source(&words[rest..])?);
-                    }
-                    b"su" => {
-                        self.su(&words[rest..])?;
-                        return Ok(bare);
-                    }
-                    b"xargs" => {
-                        self.xargs(words, rest)?;
-                        return Ok(bare);
-                    }
-                    b"find" => {
-                        self.find(words, rest)?;
-                        return Ok(bare);
-                    }
-                    b"watch" => {
-                        self.watch(words, rest)?;
-                        return Ok(bare);
-                    }
-                    b"eval" => {
-                        self.eval(&words[rest..])?;
-                        return Ok(bare);
-                    }
-                    b if SHELLS.contains(&b) => {
-                        let stdin = self.shell(b, &words[rest..])?;
-                        return Ok(bare || stdin);
-                    }
-                    _ => return Ok(bare),
+                if bare && matches!(basename(w.b), b"source" | b".") {
+                    // Already a shell reading its standard input: `source` is not read.
+                    return Ok(true);
                 }
+                return Ok(self.handle(w, &words[rest..], words, rest, wrapped)? || bare);
             }
             // The command word's value is not known here.
             let rest = &words[i + 1..];
@@ -289,6 +200,103 @@ impl Analysis {
             }
         }
         Ok(bare)
+    }
+
+    /// The unquoted word `words[i]` before the command word: a reserved word (followed through
+    /// the open compound commands), `!`, `time`, `function NAME`, `coproc`.
+    fn keyword(&mut self, words: &[W<'_>], i: usize) -> R<Lead> {
+        let w = words[i];
+        Ok(match w.b {
+            b"!" | b"noglob" | b"nocorrect" => Lead::Next(i + 1),
+            b"{" | b"}" | b"if" | b"then" | b"elif" | b"else" | b"fi" | b"do" | b"done"
+            | b"while" | b"until" | b"esac" => {
+                self.reserved_word(w.b)?;
+                Lead::Next(i + 1)
+            }
+            b"for" | b"select" => {
+                self.reserved_word(w.b)?;
+                self.loop_head(w.b == b"for", &words[i + 1..]);
+                if let Some(d) = words.get(i + 1).filter(|w| w.reserved(b"do")) {
+                    self.reserved_word(d.b)?;
+                } else if let Some(d) = words.get(i + 2).filter(|w| w.reserved(b"do")) {
+                    self.reserved_word(d.b)?;
+                }
+                // `for NAME do ...` / `for ((...)) do ...`: a body
+                // without `;` before `do`.
+                if words.get(i + 1).is_some_and(|w| w.reserved(b"do")) {
+                    Lead::Next(i + 2)
+                } else if words.get(i + 2).is_some_and(|w| w.reserved(b"do")) {
+                    Lead::Next(i + 3)
+                } else {
+                    Lead::Done
+                }
+            }
+            b"case" => {
+                self.reserved_word(w.b)?;
+                Lead::Done
+            }
+            b"[[" => Lead::Done,
+            b"time" => {
+                // Bash's `time` keyword takes only `-p` (and `--`).
+                let mut j = i + 1;
+                while words.get(j).is_some_and(|w| w.is(b"-p") || w.is(b"--")) {
+                    j += 1;
+                }
+                Lead::Next(j)
+            }
+            b"function" => {
+                if let Some(name) = words.get(i + 1) {
+                    let after = self.frame.after;
+                    self.define_function(name.b, after || !name.plain());
+                } else {
+                    self.defines_fn = true;
+                }
+                Lead::Next(i + 2)
+            }
+            b"coproc" => Lead::Next(
+                i + if words.get(i + 2).is_some_and(|w| w.is(b"{")) {
+                    2
+                } else {
+                    1
+                },
+            ),
+            _ => Lead::Command,
+        })
+    }
+
+    /// A command word known exactly, no wrapper: its handler (Herdr, a script reader, a command
+    /// that runs a command). `args` are the words after it, from `words[rest]`; `wrapped`: a
+    /// wrapper came before it. Returns whether it is a shell reading its standard input.
+    fn handle(
+        &mut self,
+        w: W<'_>,
+        args: &[W<'_>],
+        words: &[W<'_>],
+        rest: usize,
+        wrapped: bool,
+    ) -> R<bool> {
+        match basename(w.b) {
+            b"herdr" => {
+                if !wrapped && w.b == b"herdr" && self.herdr_is_function() {
+                    // A function named `herdr` defined before: bash
+                    // calls it (its body was judged where it stands).
+                    return Ok(false);
+                }
+                let route = !w.b.contains(&b'/');
+                self.herdr(args, false, route)?;
+            }
+            b"trap" => self.trap(args)?,
+            b"alias" => self.alias_define(args),
+            b"source" | b"." => return self.source(args),
+            b"su" => self.su(args)?,
+            b"xargs" => self.xargs(words, rest)?,
+            b"find" => self.find(words, rest)?,
+            b"watch" => self.watch(words, rest)?,
+            b"eval" => self.eval(args)?,
+            b if SHELLS.contains(&b) => return self.shell(b, args),
+            _ => {}
+        }
+        Ok(false)
     }
 
     /// `name` is assigned by the command being analysed: when that command

@@ -24,15 +24,20 @@ pub(super) enum Runs {
 /// option grammar and what it runs.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Wrapper {
+    /// Its basename.
     pub(super) name: &'static [u8],
+    /// The grammar of its options.
     pub(super) opts: Opts,
+    /// What it runs once they are walked.
     pub(super) runs: Runs,
 }
 
+/// One row of [`WRAPPERS`].
 const fn row(name: &'static [u8], opts: Opts, runs: Runs) -> Wrapper {
     Wrapper { name, opts, runs }
 }
 
+/// Runs its first operand.
 const RUN: Runs = Runs::Operand { skip: 0 };
 
 /// Every wrapper, by basename.
