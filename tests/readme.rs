@@ -339,3 +339,46 @@ fn every_link_of_the_docs_resolves() {
         "delivery-one-submission-per-message"
     );
 }
+
+#[test]
+fn the_map_names_only_paths_that_exist() {
+    let map = read("ARCHITECTURE.md");
+    let roots = [
+        "src/",
+        "cli/",
+        "tests/",
+        "hosts/",
+        "fake-herdr/",
+        "test-support/",
+        "docs/",
+        "scripts/",
+        "include/",
+        "herdr-plugin.toml",
+    ];
+    let mut words: Vec<String> = inline_code(&map);
+    // The layout block: the first column of each line.
+    words.extend(
+        fenced(&map, "")
+            .iter()
+            .filter_map(|l| l.split_whitespace().next().map(String::from)),
+    );
+    let mut problems = Vec::new();
+    let mut seen = 0;
+    for word in words {
+        for path in word.split_whitespace() {
+            let path = path.trim_end_matches([',', ':', ')']);
+            if path.contains('*') || !roots.iter().any(|r| path.starts_with(r)) {
+                continue;
+            }
+            seen += 1;
+            if !root().join(path).exists() {
+                problems.push(path.to_string());
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "ARCHITECTURE.md names missing paths: {problems:?}"
+    );
+    assert!(seen >= 30, "only {seen} paths found in ARCHITECTURE.md");
+}
