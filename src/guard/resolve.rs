@@ -1034,7 +1034,7 @@ pub(super) enum Op {
     Remove {
         suffix: bool,
         longest: bool,
-        pat: Vec<u8>,
+        pat: Vec<Pat>,
     },
     /// `${x/P/R}`, `${x//P/R}`, `${x/#P/R}`, `${x/%P/R}`: the longest match of
     /// the pattern replaced, the first or `all`; `at`: only at the start
@@ -1042,7 +1042,7 @@ pub(super) enum Op {
     Replace {
         all: bool,
         at: Option<bool>,
-        pat: Vec<u8>,
+        pat: Vec<Pat>,
         rep: Vec<u8>,
     },
 }
@@ -1125,7 +1125,7 @@ impl Op {
             // Bash counts and converts characters by the locale.
             return None;
         }
-        let matches = |pat: &[u8], s: &[u8]| super::words::pat_match(pat, s, false);
+        let matches = |pat: &[Pat], s: &[u8]| glob(pat, s);
         Some(match self {
             Op::None => v.to_vec(),
             Op::Slice(off, len) => {
@@ -1201,8 +1201,8 @@ impl Op {
 
 /// The bytes of a pattern's or replacement's text, each with whether it was
 /// quoted or escaped (`\*`, `'a b'`); `None` when the text expands
-/// (`$`, backquotes), holds a double quote, a bracket expression or an
-/// extended pattern.
+/// (`$`, backquotes), holds a double quote, braces or parentheses (an
+/// extended pattern).
 fn unquoted(text: &[u8]) -> Option<Vec<(u8, bool)>> {
     let mut out = Vec::with_capacity(text.len());
     let mut i = 0;
@@ -1217,7 +1217,7 @@ fn unquoted(text: &[u8]) -> Option<Vec<(u8, bool)>> {
                 out.extend(text[i + 1..end].iter().map(|&c| (c, true)));
                 i = end + 1;
             }
-            b'"' | b'$' | b'`' | b'(' | b')' | b'[' | b']' | b'{' | b'}' => return None,
+            b'"' | b'$' | b'`' | b'(' | b')' | b'{' | b'}' => return None,
             c if c <= super::words::S_ONE => return None,
             c => {
                 out.push((c, false));
@@ -1257,20 +1257,107 @@ fn replacement(text: &[u8]) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// A pattern's text with unquoted `*` and `?` as the pattern sentinels;
-/// `None` when [`unquoted`] does not follow it, or it may match the empty
-/// string (bash's handling of empty matches is not followed).
-fn pattern(text: &[u8]) -> Option<Vec<u8>> {
-    use super::words::{S_ONE, S_STAR};
-    let pat: Vec<u8> = unquoted(text)?
-        .into_iter()
-        .map(|(c, quoted)| match c {
-            b'*' if !quoted => S_STAR,
-            b'?' if !quoted => S_ONE,
-            c => c,
-        })
-        .collect();
-    (!super::words::pat_match(&pat, b"", false)).then_some(pat)
+/// One element of a pattern of a parameter operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Pat {
+    /// This byte.
+    Lit(u8),
+    /// `*`: any string.
+    Star,
+    /// `?`: any one byte.
+    One,
+    /// `[...]`: one byte in (or, negated with `!` or `^`, not in) the ranges.
+    Class(bool, Vec<(u8, u8)>),
+}
+
+/// A pattern's text as [`Pat`]s (unquoted `*`, `?` and bracket expressions;
+/// everything quoted or escaped literal); `None` when [`unquoted`] does not
+/// follow it, it holds a character class (`[[:alpha:]]`), or it may match
+/// the empty string (bash's handling of empty matches is not followed).
+fn pattern(text: &[u8]) -> Option<Vec<Pat>> {
+    let chars = unquoted(text)?;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(&(c, quoted)) = chars.get(i) {
+        i += 1;
+        out.push(match c {
+            _ if quoted => Pat::Lit(c),
+            b'*' => Pat::Star,
+            b'?' => Pat::One,
+            b'[' => match bracket(&chars[i..])? {
+                Some((class, used)) => {
+                    i += used;
+                    class
+                }
+                None => Pat::Lit(b'['),
+            },
+            c => Pat::Lit(c),
+        });
+    }
+    (!glob(&out, b"")).then_some(out)
+}
+
+/// The bracket expression after a `[` (`chars`): the class and how many
+/// characters it used, `Some(None)` when no `]` closes it (the `[` is then
+/// literal), `None` for a character class (`[:alpha:]`) or an equivalence
+/// class, which are not followed.
+fn bracket(chars: &[(u8, bool)]) -> Option<Option<(Pat, usize)>> {
+    let mut i = 0;
+    let negated = matches!(chars.first(), Some((b'!' | b'^', false)));
+    if negated {
+        i += 1;
+    }
+    let mut ranges = Vec::new();
+    let mut first = true;
+    while let Some(&(c, quoted)) = chars.get(i) {
+        if c == b']' && !quoted && !first {
+            return Some(Some((Pat::Class(negated, ranges), i + 1)));
+        }
+        if c == b'[' && !quoted && matches!(chars.get(i + 1), Some((b':' | b'=' | b'.', _))) {
+            return None;
+        }
+        first = false;
+        match (chars.get(i + 1), chars.get(i + 2)) {
+            (Some((b'-', false)), Some(&(hi, _))) if hi != b']' => {
+                ranges.push((c, hi));
+                i += 3;
+            }
+            _ => {
+                ranges.push((c, c));
+                i += 1;
+            }
+        }
+    }
+    Some(None)
+}
+
+/// Whether the whole of `s` matches `pat` (linear backtracking over the
+/// last `*`).
+fn glob(pat: &[Pat], s: &[u8]) -> bool {
+    let one = |p: &Pat, c: u8| match p {
+        Pat::Lit(l) => *l == c,
+        Pat::One => true,
+        Pat::Class(negated, ranges) => ranges.iter().any(|&(a, b)| a <= c && c <= b) != *negated,
+        Pat::Star => false,
+    };
+    let (mut p, mut i) = (0, 0);
+    let mut back: Option<(usize, usize)> = None;
+    while i < s.len() {
+        if pat.get(p) == Some(&Pat::Star) {
+            back = Some((p, i));
+            p += 1;
+        } else if pat.get(p).is_some_and(|x| one(x, s[i])) {
+            p += 1;
+            i += 1;
+        } else if let Some((bp, bi)) = back {
+            p = bp + 1;
+            i = bi + 1;
+            back = Some((bp, bi + 1));
+        } else {
+            return false;
+        }
+    }
+    pat[p..].iter().all(|x| *x == Pat::Star)
 }
 
 /// Splits `value` into fields at the bytes of `ifs` as bash does: runs of
@@ -1512,7 +1599,14 @@ mod tests {
             used("${c/list/wait}", c.clone()).unwrap(),
             ["herdr", "agent", "wait", "x"]
         );
-        assert_eq!(used("${c//[l]ist/wait}", c.clone()), None);
+        assert_eq!(used("${c//[l]ist/wait}", c.clone()).unwrap()[2], "wait");
+        assert_eq!(used("${c/l[!a]st/wait}", c.clone()).unwrap()[2], "wait");
+        assert_eq!(used("${c/l[a-h]st/wait}", c.clone()).unwrap()[2], "list");
+        assert_eq!(used("${c/[[:alpha:]]ist/wait}", c.clone()), None);
+        assert!(glob(&pattern(b"a*b?").unwrap(), b"axxbc"));
+        assert!(!glob(&pattern(b"a*b?").unwrap(), b"axxb"));
+        assert!(glob(&pattern(b"[]x]").unwrap(), b"]"));
+        assert!(glob(&pattern(b"a[").unwrap(), b"a["));
         assert_eq!(
             used("${c% x}", c.clone()).unwrap(),
             ["herdr", "agent", "list"]
