@@ -114,7 +114,8 @@ impl Analysis {
             }
             if w.plain() {
                 let rest = i + 1;
-                if self.allowed.positional && !wrapped && Wrapper::of(w.b).is_none() {
+                let wrapper = Wrapper::of(w.b);
+                if self.allowed.positional && !wrapped && wrapper.is_none() {
                     // (Not after a wrapper, which never calls a function, nor
                     // for one: a chain of them would copy the arguments once
                     // per link.)
@@ -125,7 +126,7 @@ impl Analysis {
                 if resets_path {
                     self.path_lost += 1;
                 }
-                if let Some(wrapper) = Wrapper::of(w.b) {
+                if let Some(wrapper) = wrapper {
                     match self.wrapper(wrapper, w, words, rest)? {
                         Some(j) => {
                             i = j;
