@@ -45,7 +45,7 @@ pub use asker::{ask_exec, ask_host, Asker, Found};
 pub use holder::{announce, serve_self};
 pub use names::dir;
 pub use proc::{host_of_self, host_record_from, is_shell, stat, HostKey, ProcStat};
-pub use question::{answer_for, Answer, Question, PRESENCE_VAR};
+pub use question::{answer_for, Answer, Question, PRESENCE_VAR, SESSION_VAR};
 pub use socket::Beacon;
 
 #[cfg(test)]

@@ -129,7 +129,7 @@ impl HostKey {
         })
     }
 
-    /// Parses the text form `<pid>-<start>` (as in [`PRESENCE_VAR`] and socket names): digits
+    /// Parses the text form `<pid>-<start>` (as in [`PRESENCE_VAR`](super::PRESENCE_VAR) and socket names): digits
     /// only, a pid above 1.
     pub fn parse(text: &str) -> Option<HostKey> {
         let (pid, start) = text.split_once('-')?;
@@ -173,7 +173,7 @@ pub fn is_shell(comm: &str) -> bool {
     SHELLS.contains(&comm)
 }
 
-/// The record of the process [`host_from`] finds (its `comm` tells a host from, say, the Herdr
+/// The record of the process `host_from` finds (its `comm` tells a host from, say, the Herdr
 /// server a pane's own shell runs under).
 pub fn host_record_from(parent: i32, stat: impl Fn(i32) -> Option<ProcStat>) -> Option<ProcStat> {
     let mut pid = parent;
