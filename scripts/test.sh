@@ -31,7 +31,7 @@ step "C ABI send and start suites again, against the fake Herdr playing 0.8.2"
 HERDR_FAKE_VERSION=0.8.2 cargo test --test abi_ops --test abi_start
 
 # 0.9.0's prompt path (the answer after the Enter, one submission at a time per pane): only the
-# fake plays it; no 0.9 server could be built here (README, "Supported Herdr versions").
+# fake plays it; no 0.9 server could be built here (docs/herdr-versions.md).
 step "C ABI send and start suites again, against the fake Herdr playing 0.9.0"
 HERDR_FAKE_VERSION=0.9.0 cargo test --test abi_ops --test abi_start
 

@@ -147,24 +147,30 @@ pub fn activation_result() -> Value {
     json!({"status": "active", "capabilities": CAPABILITIES})
 }
 
+/// Every operation with the Tier 1 tool that runs it, in the order every presentation uses; its
+/// gateway action is [`Operation::action`]. Routing reads only this table; a test checks it
+/// against `protocol::TIER1`, `protocol::CAPABILITIES` and the Tier 1 presentation.
+const OPERATIONS: [(Operation, &str); 4] = [
+    (Operation::Start, TOOL_START),
+    (Operation::Peers, TOOL_PEERS),
+    (Operation::Send, TOOL_SEND),
+    (Operation::Close, TOOL_CLOSE),
+];
+
+/// The operation the Tier 1 tool `tool` runs.
 fn operation_of(tool: &str) -> Option<Operation> {
-    match tool {
-        TOOL_START => Some(Operation::Start),
-        TOOL_PEERS => Some(Operation::Peers),
-        TOOL_SEND => Some(Operation::Send),
-        TOOL_CLOSE => Some(Operation::Close),
-        _ => None,
-    }
+    OPERATIONS
+        .iter()
+        .find(|(_, t)| *t == tool)
+        .map(|(op, _)| *op)
 }
 
+/// The operation the gateway action `action` runs.
 fn operation_of_action(action: &str) -> Option<Operation> {
-    match action {
-        "start" => Some(Operation::Start),
-        "peers" => Some(Operation::Peers),
-        "send" => Some(Operation::Send),
-        "close" => Some(Operation::Close),
-        _ => None,
-    }
+    OPERATIONS
+        .iter()
+        .find(|(op, _)| op.action() == action)
+        .map(|(op, _)| *op)
 }
 
 /// What a call will do once the gate and activation are settled.
@@ -292,17 +298,14 @@ pub fn call_in_style(
         Route::Activate => Ok(activation_result()),
         Route::Run(op, args) => {
             sending = op == Operation::Send;
-            contained(op, || {
-                run(
-                    op,
-                    &herdr,
-                    (&turns, &sent),
-                    &herdr_env.pane_id,
-                    &args,
-                    context_dir,
-                )
-            })
-            .map_err(CallError::from)
+            let cx = Context {
+                herdr: &herdr,
+                turns: &turns,
+                sent: &sent,
+                pane: &herdr_env.pane_id,
+                context_dir,
+            };
+            contained(op, || run(op, &cx, &args)).map_err(CallError::from)
         }
     };
     let trace = herdr.take_trace();
@@ -380,14 +383,26 @@ fn str_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
 }
 
-fn run(
-    op: Operation,
-    herdr: &Herdr,
-    (turns, sent): (&turn::Record, &RefCell<oplog::MessageTrace>),
-    pane: &str,
-    args: &Map<String, Value>,
-    context_dir: Option<&Path>,
-) -> Result<Value, LinkError> {
+/// What an operation runs with: the Herdr to call, the record of delivery turns, what a send
+/// learns for the operator log, the caller's pane, and the directory a configured start reads
+/// `.agents/agent_config.json` from.
+struct Context<'a> {
+    herdr: &'a Herdr,
+    turns: &'a turn::Record,
+    sent: &'a RefCell<oplog::MessageTrace>,
+    pane: &'a str,
+    context_dir: Option<&'a Path>,
+}
+
+/// Runs operation `op` with its arguments `args`.
+fn run(op: Operation, cx: &Context<'_>, args: &Map<String, Value>) -> Result<Value, LinkError> {
+    let Context {
+        herdr,
+        turns,
+        sent,
+        pane,
+        context_dir,
+    } = *cx;
     match op {
         Operation::Peers => ops::peers::peers(herdr, pane),
         Operation::Send => {
@@ -603,6 +618,22 @@ pub fn presentation_refused(why: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_operation_table_is_the_protocol_and_the_presentation() {
+        let tools: Vec<&str> = OPERATIONS.iter().map(|(_, t)| *t).collect();
+        let actions: Vec<&str> = OPERATIONS.iter().map(|(op, _)| op.action()).collect();
+        assert_eq!(tools, crate::protocol::TIER1);
+        assert_eq!(actions, CAPABILITIES);
+        let presented: Vec<(&str, &str)> = actions.iter().copied().zip(tools.clone()).collect();
+        assert_eq!(presented, presentation::ACTIONS);
+        for (op, tool) in OPERATIONS {
+            assert_eq!(operation_of(tool), Some(op));
+            assert_eq!(operation_of_action(op.action()), Some(op));
+        }
+        assert_eq!(operation_of(GATEWAY), None);
+        assert_eq!(operation_of_action("activate"), None);
+    }
 
     #[test]
     fn unexpected_failures_get_the_operation_fallback() {

@@ -487,9 +487,9 @@ fn a_burst_of_session_starts_spawns_one_bootstrap_thread() {
     );
 }
 
-/// README: input is checked before any Herdr call that could change something. A send that
-/// could never travel (a blank message, a recipient that is not an Agent Name, a message over
-/// the limit) from an unnamed caller fails with no Herdr call at all: the self-identity
+/// docs/c-abi.md: input is checked before any Herdr call that could change something. A send that
+/// could never travel (a blank message, a recipient that is not an Agent Name, a message
+/// over the limit) from an unnamed caller fails with no Herdr call at all: the self-identity
 /// bootstrap never renames the caller for it.
 #[test]
 fn a_send_that_cannot_travel_never_renames_the_caller() {

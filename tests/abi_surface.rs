@@ -463,7 +463,7 @@ fn guard_only_in_active_sessions() {
     );
 }
 
-/// README "Which code a missing or malformed field gives": each row, through the C ABI, with no
+/// docs/c-abi.md "Which code a missing or malformed field gives": each row, through the C ABI, with no
 /// message delivered and nothing started or closed.
 #[test]
 fn input_field_errors_match_the_readme_table() {

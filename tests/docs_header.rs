@@ -250,7 +250,7 @@ fn signatures_in_the_docs_match_the_header() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     assert!(
         prototypes >= 8,
-        "the README's table of prototypes was not found"
+        "the table of prototypes (docs/c-abi.md) was not found"
     );
 }
 

@@ -179,7 +179,7 @@ fn binary(herdr: &Herdr, bin: &str, bin_label: &str) -> Check {
         Some(v) if v < version::SETS_BIN_PATH => pass(
             "herdr binary",
             format!(
-                "{bin} runs and reports {line} (before 0.8.2 Herdr sets no HERDR_BIN_PATH in panes: agents there need it exported; see the README's supported versions)"
+                "{bin} runs and reports {line} (before 0.8.2 Herdr sets no HERDR_BIN_PATH in panes: agents there need it exported; see docs/herdr-versions.md)"
             ),
         ),
         _ => pass("herdr binary", format!("{bin} runs and reports {line}")),

@@ -533,11 +533,11 @@ fn min_herdr_version_matches_the_supported_versions_table() {
         .expect("min_herdr_version")
         .trim_matches('"')
         .to_string();
-    let readme = read("README.md");
+    let readme = read("docs/herdr-versions.md");
     let section = readme
         .split("## Supported Herdr versions")
         .nth(1)
-        .expect("README has a Supported Herdr versions section");
+        .expect("docs/herdr-versions.md has a Supported Herdr versions section");
     let section = section.split("\n## ").next().unwrap();
     let rows: Vec<(&str, &str)> = section
         .lines()
@@ -563,7 +563,7 @@ fn min_herdr_version_matches_the_supported_versions_table() {
     assert_eq!(oldest_working, min);
     assert_eq!(rows.last().unwrap().1, "no");
     assert!(section.contains(&format!(
-        "`min_herdr_version` in [`herdr-plugin.toml`](herdr-plugin.toml) is {min}"
+        "`min_herdr_version` in [`herdr-plugin.toml`](../herdr-plugin.toml) is {min}"
     )));
     // The export it gives is the one line every other doc gives (docs/setup.md).
     let snippet = |text: &str| -> Vec<String> {

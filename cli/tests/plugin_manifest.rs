@@ -247,7 +247,7 @@ fn manifest_passes_herdrs_rules() {
     assert_eq!(m.id, "herdr-link");
     assert_eq!(m.version, env!("CARGO_PKG_VERSION"));
     assert_eq!(m.min_herdr_version, (0, 8, 0));
-    // Only what is built and tested (README, "Platforms").
+    // Only what is built and tested (docs/building.md, "Platforms").
     assert_eq!(m.platforms, Some(vec!["linux".to_string()]));
 }
 

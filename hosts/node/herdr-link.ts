@@ -117,6 +117,16 @@ export function findLibrary(entryUrl: string, env: NodeJS.ProcessEnv = process.e
   return path
 }
 
+/**
+ * True when Herdr set the variables the library needs in this pane (`HERDR_ENV=1`,
+ * `HERDR_BIN_PATH`, `HERDR_PANE_ID`: the library's own gate, src/env.rs). A host asks it only
+ * when the library cannot be loaded: outside a pane the host is a quiet no-op, inside one the
+ * missing library is an error worth showing.
+ */
+export function inHerdrPane(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.HERDR_ENV === "1" && !!env.HERDR_BIN_PATH && !!env.HERDR_PANE_ID
+}
+
 /** Whether this runtime is Bun (where bun:ffi replaces koffi). */
 export function isBun(): boolean {
   return typeof (globalThis as { Bun?: unknown }).Bun !== "undefined"

@@ -276,48 +276,127 @@ pub(super) fn basename(b: &[u8]) -> &[u8] {
     }
 }
 
-/// Skips the options of a wrapper and returns the index of its command
-/// word. `with_arg` lists the short options taking an argument, `long_arg`
-/// the long ones (without `--`) taking the next word when written without
-/// `=`. An unknown word ends the options.
-pub(super) fn skip_opts(
-    words: &[W<'_>],
+/// The getopt grammar of a command's options, for [`walk_opts`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Opts {
+    /// Short options taking an argument (attached, `-uroot`, or the next word).
+    pub(super) with_arg: &'static [u8],
+    /// Long options (without `--`) taking the next word when written without `=`.
+    pub(super) long_arg: &'static [&'static [u8]],
+    /// Short options whose optional argument is only ever attached (`xargs -i[R]`).
+    pub(super) attached: &'static [u8],
+    /// `env`'s grammar: a lone `-` is an option, `NAME=value` words are skipped.
+    pub(super) env: bool,
+}
+
+impl Opts {
+    /// Options that take no argument (`nohup`, `setsid`, ...).
+    pub(super) const NONE: Opts = Opts::short(b"", &[]);
+
+    /// Short options `with_arg` and long ones `long_arg` taking an argument.
+    pub(super) const fn short(with_arg: &'static [u8], long_arg: &'static [&'static [u8]]) -> Opts {
+        Opts {
+            with_arg,
+            long_arg,
+            attached: b"",
+            env: false,
+        }
+    }
+}
+
+/// One option met by [`walk_opts`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Opt<'a> {
+    /// The letter of a short option (`0` for a long one).
+    pub(super) short: u8,
+    /// The name of a long option, without `--` and `=value` (empty for a short one).
+    pub(super) long: &'a [u8],
+    /// Its argument (attached, or the next word for an option that takes one).
+    pub(super) arg: Option<&'a [u8]>,
+    /// The index of the word after the option's word (and after its argument when that is the
+    /// next word).
+    pub(super) next: usize,
+}
+
+/// Walks the options of a command from `words[i]` by the grammar `opts`, handing each to
+/// `seen`, which returns `true` to stop there. Returns the index of the first operand (the
+/// command word of a wrapper), or `None` when `seen` stopped. A word that is not known, or
+/// does not start with `-`, ends the options; `--` ends them and is skipped.
+pub(super) fn walk_opts<'a>(
+    words: &[W<'a>],
     mut i: usize,
-    with_arg: &[u8],
-    long_arg: &[&[u8]],
-) -> usize {
+    opts: &Opts,
+    mut seen: impl FnMut(Opt<'a>) -> bool,
+) -> Option<usize> {
     while let Some(&w) = words.get(i) {
         if !w.plain() {
-            return i;
+            return Some(i);
         }
         let b = w.b;
         if b == b"--" {
-            return i + 1;
+            return Some(i + 1);
+        }
+        if opts.env && (b == b"-" || (b.contains(&b'=') && !b.starts_with(b"-"))) {
+            i += 1;
+            continue;
         }
         if let Some(long) = b.strip_prefix(b"--") {
-            i += if !long.contains(&b'=') && long_arg.contains(&long) {
-                2
-            } else {
-                1
+            let (name, arg, next) = match long.iter().position(|&c| c == b'=') {
+                Some(eq) => (&long[..eq], Some(&long[eq + 1..]), i + 1),
+                None if opts.long_arg.contains(&long) => {
+                    (long, words.get(i + 1).map(|w| w.b), i + 2)
+                }
+                None => (long, None, i + 1),
             };
+            let opt = Opt {
+                short: 0,
+                long: name,
+                arg,
+                next,
+            };
+            if seen(opt) {
+                return None;
+            }
+            i = next;
             continue;
         }
         if b.len() > 1 && b[0] == b'-' {
-            let mut next = 0;
-            for (k, c) in b.iter().enumerate().skip(1) {
-                if with_arg.contains(c) {
-                    if k + 1 == b.len() {
-                        next = 1;
-                    }
+            let mut next = i + 1;
+            for (k, &c) in b.iter().enumerate().skip(1) {
+                let attached = &b[k + 1..];
+                let takes = opts.with_arg.contains(&c) || opts.attached.contains(&c);
+                let arg = if !takes {
+                    None
+                } else if attached.is_empty() && opts.with_arg.contains(&c) {
+                    next = i + 2;
+                    words.get(i + 1).map(|w| w.b)
+                } else {
+                    Some(attached)
+                };
+                let opt = Opt {
+                    short: c,
+                    long: b"",
+                    arg,
+                    next,
+                };
+                if seen(opt) {
+                    return None;
+                }
+                if takes {
                     break;
                 }
             }
-            i += 1 + next;
+            i = next;
             continue;
         }
-        return i;
+        return Some(i);
     }
-    i
+    Some(i)
+}
+
+/// Skips the options of a command by the grammar `opts`: the index of its first operand.
+pub(super) fn skip_opts(words: &[W<'_>], i: usize, opts: &Opts) -> usize {
+    walk_opts(words, i, opts, |_| false).unwrap_or(i)
 }
 
 /// Whether a word can be pasted into a script unquoted.
@@ -442,24 +521,11 @@ pub(super) fn with_substitutions<'a>(
 
 /// `command [-p] [-v|-V] ...`: index of the command word, or `None` when
 /// nothing is run (`-v`/`-V` only print).
-pub(super) fn command_opts(words: &[W<'_>], mut i: usize) -> Option<usize> {
-    while let Some(&w) = words.get(i) {
-        if !w.plain() {
-            return Some(i);
-        }
-        if w.b == b"--" {
-            return Some(i + 1);
-        }
-        if w.b.len() > 1 && w.b[0] == b'-' {
-            if w.b.contains(&b'v') || w.b.contains(&b'V') {
-                return None;
-            }
-            i += 1;
-            continue;
-        }
-        return Some(i);
-    }
-    None
+pub(super) fn command_opts(words: &[W<'_>], i: usize) -> Option<usize> {
+    let prints = |o: Opt<'_>| {
+        matches!(o.short, b'v' | b'V') || o.long.iter().any(|c| matches!(c, b'v' | b'V'))
+    };
+    walk_opts(words, i, &Opts::NONE, prints).filter(|&j| j < words.len())
 }
 
 #[cfg(test)]
@@ -478,15 +544,15 @@ mod tests {
                 .collect()
         };
         let w = mk("sudo -u root -E -- herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[]), 5);
+        assert_eq!(skip_opts(&w, 1, &Opts::short(b"u", &[])), 5);
         let w = mk("sudo -Eu root herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[]), 3);
+        assert_eq!(skip_opts(&w, 1, &Opts::short(b"u", &[])), 3);
         let w = mk("sudo -uroot herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[]), 2);
+        assert_eq!(skip_opts(&w, 1, &Opts::short(b"u", &[])), 2);
         let w = mk("sudo --user root herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[b"user"]), 3);
+        assert_eq!(skip_opts(&w, 1, &Opts::short(b"u", &[b"user"])), 3);
         let w = mk("sudo --user=root herdr");
-        assert_eq!(skip_opts(&w, 1, b"u", &[b"user"]), 2);
+        assert_eq!(skip_opts(&w, 1, &Opts::short(b"u", &[b"user"])), 2);
         let w = mk("command -v herdr");
         assert_eq!(command_opts(&w, 1), None);
         let w = mk("command -p herdr");

@@ -127,6 +127,11 @@ impl Flow {
         self.entries.iter().any(|e| e == name)
     }
 
+    /// The names surely assigned here.
+    pub(super) fn names(&self) -> &[Vec<u8>] {
+        &self.entries
+    }
+
     /// The function whose body encloses this point, if any.
     pub(super) fn function(&self) -> Option<&[u8]> {
         self.scopes.iter().rev().find_map(|s| s.function.as_deref())

@@ -14,8 +14,8 @@
 //! [`S_STAR`] / [`S_ONE`] for unquoted glob characters.
 
 use super::words::{
-    hex_escape, ASSIGN, BRACE, DYN, GLOB, HERESTR, HVAR, IO_NUMBER, QUOTED, REDIR, SPLIT, S_ANY,
-    S_ONE, S_STAR, W,
+    hex_escape, ASSIGN, BRACE, DYN, GLOB, HERESTR, IO_NUMBER, QUOTED, REDIR, SPLIT, S_ANY, S_ONE,
+    S_STAR, W,
 };
 
 /// Deepest nesting of substitutions, `${...}` and re-parsed scripts
@@ -55,9 +55,9 @@ pub(super) enum Stop {
     Unread,
     /// Nesting deeper than [`MAX_DEPTH`], or the work budget is spent.
     TooDeep,
-    /// The analysis has learnt all it can (a complete top-level line already
-    /// has the strongest verdict).
-    Done,
+    /// The sink asked to stop: it needs no more of the text (why is the
+    /// sink's own business).
+    Halt,
     /// A reserved word out of place (`then` with no `if`, `fi` after a
     /// quoted `"if"`), or a list ending in `&&`: bash runs nothing of this
     /// complete command and stops.
@@ -240,10 +240,6 @@ pub(super) struct Lexer<'s, 'k, S: Sink> {
     stack_base: usize,
     /// Inside command or process substitutions.
     in_subst: u32,
-    /// Expansions seen in the current word.
-    exp_count: u32,
-    /// One of them was `HERDR_BIN_PATH`.
-    exp_herdr: bool,
     /// The word being read is in assignment position (only assignments
     /// before it), where `NAME[...]=` is a subscript.
     assign_pos: bool,
@@ -323,8 +319,6 @@ impl<'s, 'k, S: Sink> Lexer<'s, 'k, S> {
             r_scratch: Vec::new(),
             stack_base,
             in_subst: 0,
-            exp_count: 0,
-            exp_herdr: false,
             assign_pos: false,
         }
     }
@@ -1015,9 +1009,6 @@ impl<'s, 'k, S: Sink> Lexer<'s, 'k, S> {
     /// the current byte starts a word.
     fn read_word(&mut self, out: &mut Vec<u8>, allow_array: bool) -> R<u16> {
         let start = out.len();
-        let saved = (self.exp_count, self.exp_herdr);
-        self.exp_count = 0;
-        self.exp_herdr = false;
         let mut f: u16 = 0;
         // Assignment detection: 0 scanning the name, 1 assignment, 2 not.
         let mut asg: u8 = 0;
@@ -1061,7 +1052,6 @@ impl<'s, 'k, S: Sink> Lexer<'s, 'k, S> {
                                 && valid_assign_name(&out[start + 1..out.len() - 1])))
                     {
                         out.truncate(start);
-                        (self.exp_count, self.exp_herdr) = saved;
                         return Ok(IO_NUMBER);
                     }
                     break;
@@ -1177,10 +1167,6 @@ impl<'s, 'k, S: Sink> Lexer<'s, 'k, S> {
         if asg == 1 {
             f |= ASSIGN;
         }
-        if self.exp_count == 1 && self.exp_herdr && out[start..] == [S_ANY] {
-            f |= HVAR;
-        }
-        (self.exp_count, self.exp_herdr) = saved;
         Ok(f)
     }
 
@@ -1482,15 +1468,11 @@ impl<'s, 'k, S: Sink> Lexer<'s, 'k, S> {
     }
 
     /// Records an expansion in the current word.
-    fn expansion(&mut self, out: &mut Vec<u8>, f: &mut u16, split: bool, herdr: bool) {
+    fn expansion(&mut self, out: &mut Vec<u8>, f: &mut u16, split: bool) {
         out.push(S_ANY);
         *f |= DYN;
         if split {
             *f |= SPLIT;
-        }
-        self.exp_count += 1;
-        if herdr {
-            self.exp_herdr = true;
         }
     }
 
@@ -1499,24 +1481,24 @@ impl<'s, 'k, S: Sink> Lexer<'s, 'k, S> {
         match self.peek_at(1) {
             Some(b'(') if self.peek_at(2) == Some(b'(') && self.try_arith(3, b')')? => {
                 // `$((...))`: arithmetic; its substitutions were analysed.
-                self.expansion(out, f, unquoted, false);
+                self.expansion(out, f, unquoted);
             }
             Some(b'[') if self.try_arith(2, b']')? => {
                 // `$[...]`: old-style arithmetic.
-                self.expansion(out, f, unquoted, false);
+                self.expansion(out, f, unquoted);
             }
             Some(b'(') => {
                 // `$(...)` (or `$((...))` that is not arithmetic).
                 self.pos += 2;
                 self.subst()?;
-                self.expansion(out, f, unquoted, false);
+                self.expansion(out, f, unquoted);
             }
             Some(b'{') => {
                 self.pos += 2;
                 self.enter()?;
-                let (herdr, at) = self.param_body(!unquoted)?;
+                let at = self.param_body(!unquoted)?;
                 self.leave();
-                self.expansion(out, f, unquoted || at, herdr);
+                self.expansion(out, f, unquoted || at);
             }
             Some(b'\'') if unquoted => {
                 self.pos += 2;
@@ -1534,16 +1516,15 @@ impl<'s, 'k, S: Sink> Lexer<'s, 'k, S> {
                 while e < self.src.len() && is_name_char(self.src[e]) {
                     e += 1;
                 }
-                let herdr = &self.src[s..e] == b"HERDR_BIN_PATH";
                 self.pos = e;
-                self.expansion(out, f, unquoted, herdr);
+                self.expansion(out, f, unquoted);
             }
             Some(c)
                 if c.is_ascii_digit()
                     || matches!(c, b'@' | b'*' | b'#' | b'?' | b'-' | b'$' | b'!') =>
             {
                 self.pos += 2;
-                self.expansion(out, f, unquoted || c == b'@', false);
+                self.expansion(out, f, unquoted || c == b'@');
             }
             _ => {
                 out.push(b'$');
@@ -1553,14 +1534,13 @@ impl<'s, 'k, S: Sink> Lexer<'s, 'k, S> {
         Ok(())
     }
 
-    /// The inside of `${...}` (after `${`). Returns whether the parameter is
-    /// `HERDR_BIN_PATH` and whether it may expand to several words (`@`).
-    fn param_body(&mut self, in_dquote: bool) -> R<(bool, bool)> {
+    /// The inside of `${...}` (after `${`). Returns whether it may expand to
+    /// several words (`@`).
+    fn param_body(&mut self, in_dquote: bool) -> R<bool> {
         let s = self.pos;
         while self.peek().is_some_and(is_name_char) {
             self.pos += 1;
         }
-        let herdr = &self.src[s..self.pos] == b"HERDR_BIN_PATH";
         let name_end = self.pos;
         let rest = &self.src[name_end..];
         let assigns = |r: &[u8]| r.starts_with(b"=") || r.starts_with(b":=");
@@ -1587,7 +1567,7 @@ impl<'s, 'k, S: Sink> Lexer<'s, 'k, S> {
             match c {
                 b'}' => {
                     self.pos += 1;
-                    return Ok((herdr, at));
+                    return Ok(at);
                 }
                 b'\\' => {
                     if self.pos + 1 >= self.src.len() {
@@ -1640,7 +1620,7 @@ impl<'s, 'k, S: Sink> Lexer<'s, 'k, S> {
             }
         }
         self.sink.text(&content, Text::Backquoted, self.depth)?;
-        self.expansion(out, f, unquoted, false);
+        self.expansion(out, f, unquoted);
         Ok(())
     }
 

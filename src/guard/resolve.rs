@@ -654,6 +654,8 @@ pub(super) struct Pending {
     /// The name (`@` for the positional parameters).
     pub(super) name: Vec<u8>,
     pub(super) form: Form,
+    /// The operator applied to the value.
+    pub(super) op: Op,
     pub(super) kind: UseKind,
     /// The source text of the words after it.
     pub(super) rest: Vec<u8>,
@@ -669,6 +671,8 @@ pub(super) struct Use {
     /// The name (`@` for the positional parameters).
     pub(super) name: Vec<u8>,
     pub(super) form: Form,
+    /// The operator applied to the value.
+    pub(super) op: Op,
     /// An assignment of the same text surely ran before the use (see
     /// `guard/flow.rs`): no value from outside the input.
     pub(super) surely: bool,
@@ -867,7 +871,7 @@ impl Values {
         let mut out: Vec<Words> = Vec::new();
         for v in &values {
             for sep in splits {
-                let fields = expand(v, u.form, sep)?;
+                let fields = expand(v, u.form, &u.op, sep)?;
                 if !out.contains(&fields) {
                     out.push(fields);
                 }
@@ -911,18 +915,53 @@ impl Values {
     }
 }
 
-/// The name and form of a word that is exactly one use of a value
-/// (`$c`, `"${c}"`, `"$@"`, `"${a[@]}"`, ...); `None` otherwise.
-pub(super) fn value_use(raw: &[u8]) -> Option<(Vec<u8>, Form)> {
+/// The name, form and operator of a word that is exactly one use of a value
+/// (`$c`, `"${c}"`, `"$@"`, `"${a[@]}"`, `${c%% *}`, `"${a[@]:1:2}"`, ...);
+/// `None` otherwise.
+pub(super) fn value_use(raw: &[u8]) -> Option<(Vec<u8>, Form, Op)> {
     let (inner, quoted) = match raw {
         [b'"', inner @ .., b'"'] => (inner, true),
         _ => (raw, false),
     };
     let body = inner.strip_prefix(b"$")?;
-    let (body, braced) = match body {
-        [b'{', b @ .., b'}'] => (b, true),
-        _ => (body, false),
+    let (param, mut op) = match body {
+        [b'{', b @ .., b'}'] => {
+            // The parameter, then its operator.
+            let end = match b.first()? {
+                b'@' | b'*' => 1,
+                c if c.is_ascii_digit() => b.iter().take_while(|c| c.is_ascii_digit()).count(),
+                _ => {
+                    let n = b
+                        .iter()
+                        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                        .count();
+                    let sub = &b[n..];
+                    n + if sub.starts_with(b"[@]") || sub.starts_with(b"[*]") {
+                        3
+                    } else {
+                        0
+                    }
+                }
+            };
+            let op = &b[end..];
+            if quoted && op.iter().any(|&c| c == b'\'' || c == b'\\') {
+                // Quotes and escapes in an operator inside double quotes
+                // follow other rules: not followed here.
+                return None;
+            }
+            (&b[..end], Op::parse(op)?)
+        }
+        _ => (body, Op::None),
     };
+    let braced = body.first() == Some(&b'{');
+    if matches!(param, b"@" | b"*") {
+        // `${@:K}` starts at `$K`: element K-1 of the list (`$0` is not known).
+        op = match op {
+            Op::Slice(0, _) => return None,
+            Op::Slice(k, len) => Op::Slice(k - 1, len),
+            op => op,
+        };
+    }
     let all = |name: &[u8]| {
         Some((
             name.to_vec(),
@@ -931,10 +970,11 @@ pub(super) fn value_use(raw: &[u8]) -> Option<(Vec<u8>, Form)> {
             } else {
                 Form::AllUnquoted
             },
+            op.clone(),
         ))
     };
-    if !body.is_empty() && body.iter().all(u8::is_ascii_digit) && (body.len() == 1 || braced) {
-        let k: usize = std::str::from_utf8(body).ok()?.parse().ok()?;
+    if !param.is_empty() && param.iter().all(u8::is_ascii_digit) && (param.len() == 1 || braced) {
+        let k: usize = std::str::from_utf8(param).ok()?.parse().ok()?;
         if k == 0 {
             return None;
         }
@@ -943,17 +983,17 @@ pub(super) fn value_use(raw: &[u8]) -> Option<(Vec<u8>, Form)> {
         } else {
             Form::Nth(k)
         };
-        return Some((b"@".to_vec(), form));
+        return Some((b"@".to_vec(), form, op));
     }
-    match body {
+    match param {
         b"@" => all(b"@"),
         b"*" if !quoted => all(b"@"),
         _ => {
-            let (name, whole) = match body.strip_suffix(b"[@]") {
+            let (name, whole) = match param.strip_suffix(b"[@]") {
                 Some(n) => (n, true),
-                None => match body.strip_suffix(b"[*]").filter(|_| !quoted) {
+                None => match param.strip_suffix(b"[*]").filter(|_| !quoted) {
                     Some(n) => (n, true),
-                    None => (body, false),
+                    None => (param, false),
                 },
             };
             let valid = name
@@ -966,12 +1006,358 @@ pub(super) fn value_use(raw: &[u8]) -> Option<(Vec<u8>, Form)> {
             if whole {
                 all(name)
             } else if quoted {
-                Some((name.to_vec(), Form::Quoted))
+                Some((name.to_vec(), Form::Quoted, op))
             } else {
-                Some((name.to_vec(), Form::Unquoted))
+                Some((name.to_vec(), Form::Unquoted, op))
             }
         }
     }
+}
+
+/// Longest value a pattern operator is applied to (its cost is quadratic in
+/// the value's length); a longer one is not known.
+const OP_VALUE_LIMIT: usize = 512;
+
+/// An operator of a parameter expansion, applied to each element the form
+/// selects (a slice selects the elements of `@` and `NAME[@]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Op {
+    /// No operator: the value as it is.
+    None,
+    /// `${x:OFFSET}`, `${x:OFFSET:LENGTH}` (non-negative numbers only).
+    Slice(usize, Option<usize>),
+    /// `${x^^}`, `${x^}`, `${x,,}`, `${x,}`: to upper case (`upper`), every
+    /// letter or the first (`all`).
+    Case { upper: bool, all: bool },
+    /// `${x#P}`, `${x##P}`, `${x%P}`, `${x%%P}`: the shortest or `longest`
+    /// match of the pattern removed from the start, or from the end (`suffix`).
+    Remove {
+        suffix: bool,
+        longest: bool,
+        pat: Vec<Pat>,
+    },
+    /// `${x/P/R}`, `${x//P/R}`, `${x/#P/R}`, `${x/%P/R}`: the longest match of
+    /// the pattern replaced, the first or `all`; `at`: only at the start
+    /// (`Some(false)`) or the end (`Some(true)`).
+    Replace {
+        all: bool,
+        at: Option<bool>,
+        pat: Vec<Pat>,
+        rep: Vec<u8>,
+    },
+}
+
+impl Op {
+    /// The operator spelt `text` (what follows the parameter inside `${...}`);
+    /// `None` for one that is not followed here (defaults, alternatives,
+    /// indirection, arithmetic offsets, bracket or quoted patterns, ...).
+    fn parse(text: &[u8]) -> Option<Op> {
+        let number = |t: &[u8]| -> Option<usize> {
+            if t.is_empty() || !t.iter().all(u8::is_ascii_digit) || t.len() > 6 {
+                return None;
+            }
+            std::str::from_utf8(t).ok()?.parse().ok()
+        };
+        Some(match text {
+            [] => Op::None,
+            [b':', rest @ ..] => match rest.iter().position(|&c| c == b':') {
+                Some(k) => Op::Slice(number(&rest[..k])?, Some(number(&rest[k + 1..])?)),
+                None => Op::Slice(number(rest)?, None),
+            },
+            b"^^" | b"^" | b",," | b"," => Op::Case {
+                upper: text[0] == b'^',
+                all: text.len() == 2,
+            },
+            [c @ (b'#' | b'%'), rest @ ..] => {
+                let (longest, pat) = match rest.strip_prefix(&[*c]) {
+                    Some(p) => (true, p),
+                    None => (false, rest),
+                };
+                Op::Remove {
+                    suffix: *c == b'%',
+                    longest,
+                    pat: pattern(pat)?,
+                }
+            }
+            [b'/', rest @ ..] => {
+                let (all, at, rest) = match rest {
+                    [b'/', r @ ..] => (true, None, r),
+                    [b'#', r @ ..] => (false, Some(false), r),
+                    [b'%', r @ ..] => (false, Some(true), r),
+                    r => (false, None, r),
+                };
+                let (pat, rep) = split_replacement(rest);
+                Op::Replace {
+                    all,
+                    at,
+                    pat: pattern(pat)?,
+                    rep: replacement(rep)?,
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    /// `elems` (the elements `form` selected from a value) with the operator
+    /// applied; `None` when the result is not known here.
+    fn apply(&self, elems: Vec<&[u8]>, form: Form) -> Option<Vec<Vec<u8>>> {
+        let whole = matches!(form, Form::AllQuoted | Form::AllUnquoted);
+        match self {
+            Op::None => Some(elems.into_iter().map(<[u8]>::to_vec).collect()),
+            Op::Slice(off, len) if whole => {
+                let end = len.map_or(elems.len(), |l| off.saturating_add(l));
+                Some(
+                    elems
+                        .get(*off..end.min(elems.len()))
+                        .unwrap_or(&[])
+                        .iter()
+                        .map(|e| e.to_vec())
+                        .collect(),
+                )
+            }
+            _ => elems.into_iter().map(|e| self.apply_one(e)).collect(),
+        }
+    }
+
+    /// The operator applied to one string.
+    fn apply_one(&self, v: &[u8]) -> Option<Vec<u8>> {
+        if !v.is_ascii() || v.len() > OP_VALUE_LIMIT {
+            // Bash counts and converts characters by the locale.
+            return None;
+        }
+        let matches = |pat: &[Pat], s: &[u8]| glob(pat, s);
+        Some(match self {
+            Op::None => v.to_vec(),
+            Op::Slice(off, len) => {
+                let from = (*off).min(v.len());
+                let to = len.map_or(v.len(), |l| from.saturating_add(l).min(v.len()));
+                v[from..to].to_vec()
+            }
+            Op::Case { upper, all } => {
+                let mut out = v.to_vec();
+                let n = if *all { out.len() } else { out.len().min(1) };
+                for c in &mut out[..n] {
+                    *c = if *upper {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c.to_ascii_lowercase()
+                    };
+                }
+                out
+            }
+            Op::Remove {
+                suffix,
+                longest,
+                pat,
+            } => {
+                // Prefix lengths (or suffix starts) from the shortest match on.
+                let n = v.len();
+                let cut = |k: usize| if *suffix { &v[n - k..] } else { &v[..k] };
+                let mut lens: Vec<usize> = (0..=n).collect();
+                if *longest {
+                    lens.reverse();
+                }
+                match lens.into_iter().find(|&k| matches(pat, cut(k))) {
+                    Some(k) if *suffix => v[..n - k].to_vec(),
+                    Some(k) => v[k..].to_vec(),
+                    None => v.to_vec(),
+                }
+            }
+            Op::Replace { all, at, pat, rep } => {
+                let n = v.len();
+                let mut out = Vec::new();
+                let mut i = 0;
+                while i <= n {
+                    // The longest match starting at `i` (ending at `n` when
+                    // anchored at the end).
+                    let found = if at == &Some(false) && i > 0 {
+                        None
+                    } else if at == &Some(true) {
+                        matches(pat, &v[i..]).then_some(n)
+                    } else {
+                        (i + 1..=n).rev().find(|&e| matches(pat, &v[i..e]))
+                    };
+                    match found {
+                        Some(e) => {
+                            out.extend_from_slice(rep);
+                            i = e;
+                            if !all {
+                                out.extend_from_slice(&v[i..]);
+                                return Some(out);
+                            }
+                        }
+                        None if i < n => {
+                            out.push(v[i]);
+                            i += 1;
+                        }
+                        None => break,
+                    }
+                }
+                out
+            }
+        })
+    }
+}
+
+/// The bytes of a pattern's or replacement's text, each with whether it was
+/// quoted or escaped (`\*`, `'a b'`); `None` when the text expands
+/// (`$`, backquotes), holds a double quote, braces or parentheses (an
+/// extended pattern).
+fn unquoted(text: &[u8]) -> Option<Vec<(u8, bool)>> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while let Some(&c) = text.get(i) {
+        match c {
+            b'\\' => {
+                out.push((*text.get(i + 1)?, true));
+                i += 2;
+            }
+            b'\'' => {
+                let end = text[i + 1..].iter().position(|&q| q == b'\'')? + i + 1;
+                out.extend(text[i + 1..end].iter().map(|&c| (c, true)));
+                i = end + 1;
+            }
+            b'"' | b'$' | b'`' | b'(' | b')' | b'{' | b'}' => return None,
+            c if c <= super::words::S_ONE => return None,
+            c => {
+                out.push((c, false));
+                i += 1;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// `text` cut at its first `/` that is not quoted or escaped: the pattern
+/// of `${x/P/R}` and its replacement (empty without a `/`).
+fn split_replacement(text: &[u8]) -> (&[u8], &[u8]) {
+    let mut i = 0;
+    while let Some(&c) = text.get(i) {
+        match c {
+            b'\\' => i += 2,
+            b'\'' => {
+                i += text[i + 1..]
+                    .iter()
+                    .position(|&q| q == b'\'')
+                    .map_or(text.len(), |k| k + 2)
+            }
+            b'/' => return (&text[..i], &text[i + 1..]),
+            _ => i += 1,
+        }
+    }
+    (text, b"")
+}
+
+/// A replacement's text as the bytes it gives; `None` for an unquoted `&`
+/// (the matched text, in bash 5.2) or text [`unquoted`] does not follow.
+fn replacement(text: &[u8]) -> Option<Vec<u8>> {
+    unquoted(text)?
+        .into_iter()
+        .map(|(c, quoted)| (quoted || c != b'&').then_some(c))
+        .collect()
+}
+
+/// One element of a pattern of a parameter operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Pat {
+    /// This byte.
+    Lit(u8),
+    /// `*`: any string.
+    Star,
+    /// `?`: any one byte.
+    One,
+    /// `[...]`: one byte in (or, negated with `!` or `^`, not in) the ranges.
+    Class(bool, Vec<(u8, u8)>),
+}
+
+/// A pattern's text as [`Pat`]s (unquoted `*`, `?` and bracket expressions;
+/// everything quoted or escaped literal); `None` when [`unquoted`] does not
+/// follow it, it holds a character class (`[[:alpha:]]`), or it may match
+/// the empty string (bash's handling of empty matches is not followed).
+fn pattern(text: &[u8]) -> Option<Vec<Pat>> {
+    let chars = unquoted(text)?;
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(&(c, quoted)) = chars.get(i) {
+        i += 1;
+        out.push(match c {
+            _ if quoted => Pat::Lit(c),
+            b'*' => Pat::Star,
+            b'?' => Pat::One,
+            b'[' => match bracket(&chars[i..])? {
+                Some((class, used)) => {
+                    i += used;
+                    class
+                }
+                None => Pat::Lit(b'['),
+            },
+            c => Pat::Lit(c),
+        });
+    }
+    (!glob(&out, b"")).then_some(out)
+}
+
+/// The bracket expression after a `[` (`chars`): the class and how many
+/// characters it used, `Some(None)` when no `]` closes it (the `[` is then
+/// literal), `None` for a character class (`[:alpha:]`) or an equivalence
+/// class, which are not followed.
+fn bracket(chars: &[(u8, bool)]) -> Option<Option<(Pat, usize)>> {
+    let mut i = 0;
+    let negated = matches!(chars.first(), Some((b'!' | b'^', false)));
+    if negated {
+        i += 1;
+    }
+    let mut ranges = Vec::new();
+    let mut first = true;
+    while let Some(&(c, quoted)) = chars.get(i) {
+        if c == b']' && !quoted && !first {
+            return Some(Some((Pat::Class(negated, ranges), i + 1)));
+        }
+        if c == b'[' && !quoted && matches!(chars.get(i + 1), Some((b':' | b'=' | b'.', _))) {
+            return None;
+        }
+        first = false;
+        match (chars.get(i + 1), chars.get(i + 2)) {
+            (Some((b'-', false)), Some(&(hi, _))) if hi != b']' => {
+                ranges.push((c, hi));
+                i += 3;
+            }
+            _ => {
+                ranges.push((c, c));
+                i += 1;
+            }
+        }
+    }
+    Some(None)
+}
+
+/// Whether the whole of `s` matches `pat` (linear backtracking over the
+/// last `*`).
+fn glob(pat: &[Pat], s: &[u8]) -> bool {
+    let one = |p: &Pat, c: u8| match p {
+        Pat::Lit(l) => *l == c,
+        Pat::One => true,
+        Pat::Class(negated, ranges) => ranges.iter().any(|&(a, b)| a <= c && c <= b) != *negated,
+        Pat::Star => false,
+    };
+    let (mut p, mut i) = (0, 0);
+    let mut back: Option<(usize, usize)> = None;
+    while i < s.len() {
+        if pat.get(p) == Some(&Pat::Star) {
+            back = Some((p, i));
+            p += 1;
+        } else if pat.get(p).is_some_and(|x| one(x, s[i])) {
+            p += 1;
+            i += 1;
+        } else if let Some((bp, bi)) = back {
+            p = bp + 1;
+            i = bi + 1;
+            back = Some((bp, bi + 1));
+        } else {
+            return false;
+        }
+    }
+    pat[p..].iter().all(|x| *x == Pat::Star)
 }
 
 /// Splits `value` into fields at the bytes of `ifs` as bash does: runs of
@@ -1031,9 +1417,10 @@ fn nth(l: &[Vec<u8>], k: usize) -> &[u8] {
     l.get(k).map_or(&b""[..], |e| e.as_slice())
 }
 
-/// The fields `value` gives in `form`, split (when unquoted) at `ifs`;
-/// `None` when an unquoted part holds a glob character.
-pub(super) fn expand(value: &Value, form: Form, ifs: &[u8]) -> Option<Vec<Vec<u8>>> {
+/// The fields `value` gives in `form` with `op` applied, split (when
+/// unquoted) at `ifs`; `None` when an unquoted part holds a glob character,
+/// or the operator's result is not known.
+pub(super) fn expand(value: &Value, form: Form, op: &Op, ifs: &[u8]) -> Option<Vec<Vec<u8>>> {
     let elems: Vec<&[u8]> = match value {
         Value::Scalar(s) => match form {
             Form::Nth(k) | Form::NthQuoted(k) if k > 1 => vec![&b""[..]],
@@ -1045,14 +1432,13 @@ pub(super) fn expand(value: &Value, form: Form, ifs: &[u8]) -> Option<Vec<Vec<u8
             Form::AllQuoted | Form::AllUnquoted => l.iter().map(|e| e.as_slice()).collect(),
         },
     };
+    let elems = op.apply(elems, form)?;
     match form {
-        Form::Quoted | Form::AllQuoted | Form::NthQuoted(_) => {
-            Some(elems.into_iter().map(<[u8]>::to_vec).collect())
-        }
+        Form::Quoted | Form::AllQuoted | Form::NthQuoted(_) => Some(elems),
         Form::Unquoted | Form::AllUnquoted | Form::Nth(_) => {
             let mut out = Vec::new();
             for e in elems {
-                out.extend(split_ifs(e, ifs)?);
+                out.extend(split_ifs(&e, ifs)?);
             }
             Some(out)
         }
@@ -1190,5 +1576,71 @@ mod tests {
         let redefined = Allowed::for_input(b"echo() { herdr agent wait x; }; $(echo)");
         assert!(!redefined.producers);
         assert!(!Allowed::for_input(b"IFS=,; $(echo a,b)").split);
+    }
+
+    /// The fields a use spelt `raw` gives of `value` (default `IFS`).
+    fn used(raw: &str, value: Value) -> Option<Vec<String>> {
+        let (_, form, op) = value_use(raw.as_bytes())?;
+        let fields = expand(&value, form, &op, DEFAULT_IFS)?;
+        Some(
+            fields
+                .into_iter()
+                .map(|f| String::from_utf8(f).unwrap())
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn operators_apply_to_the_value() {
+        let s = |v: &str| Value::Scalar(v.as_bytes().to_vec());
+        let l = |v: &[&str]| Value::List(v.iter().map(|e| e.as_bytes().to_vec()).collect());
+        let c = s("herdr agent list x");
+        assert_eq!(
+            used("${c/list/wait}", c.clone()).unwrap(),
+            ["herdr", "agent", "wait", "x"]
+        );
+        assert_eq!(used("${c//[l]ist/wait}", c.clone()).unwrap()[2], "wait");
+        assert_eq!(used("${c/l[!a]st/wait}", c.clone()).unwrap()[2], "wait");
+        assert_eq!(used("${c/l[a-h]st/wait}", c.clone()).unwrap()[2], "list");
+        assert_eq!(used("${c/[[:alpha:]]ist/wait}", c.clone()), None);
+        assert!(glob(&pattern(b"a*b?").unwrap(), b"axxbc"));
+        assert!(!glob(&pattern(b"a*b?").unwrap(), b"axxb"));
+        assert!(glob(&pattern(b"[]x]").unwrap(), b"]"));
+        assert!(glob(&pattern(b"a[").unwrap(), b"a["));
+        assert_eq!(
+            used("${c% x}", c.clone()).unwrap(),
+            ["herdr", "agent", "list"]
+        );
+        assert_eq!(used("${c%% *}", c.clone()).unwrap(), ["herdr"]);
+        assert_eq!(used("${c#* }", c.clone()).unwrap(), ["agent", "list", "x"]);
+        assert_eq!(used("${c##* }", c.clone()).unwrap(), ["x"]);
+        assert_eq!(used("${c:6:5}", c.clone()).unwrap(), ["agent"]);
+        assert_eq!(used("${c/#herdr/echo}", c.clone()).unwrap()[0], "echo");
+        assert_eq!(used("${c/%x/y}", c.clone()).unwrap()[3], "y");
+        assert_eq!(used("${c/a/\\&}", c.clone()).unwrap()[1], "&gent");
+        assert_eq!(used("${c/a/&}", c.clone()), None);
+        assert_eq!(
+            used("\"${c^^}\"", c.clone()).unwrap(),
+            ["HERDR AGENT LIST X"]
+        );
+        assert_eq!(used("${c^}", c.clone()).unwrap()[0], "Herdr");
+        assert_eq!(used("${c/h*/x}", c.clone()).unwrap(), ["x"]);
+        // Patterns that may match nothing, and defaults, are not followed.
+        assert_eq!(used("${c/*/x}", c.clone()), None);
+        assert_eq!(used("${c/#/x}", c.clone()), None);
+        assert_eq!(used("${c:-x}", c.clone()), None);
+        assert_eq!(used("${c: -1}", c.clone()), None);
+        assert_eq!(used("${#c}", c.clone()), None);
+        // Slices of lists, with their length; `$@` from `$1`.
+        let a = l(&["echo", "herdr", "agent", "wait", "x"]);
+        assert_eq!(
+            used("\"${a[@]:1:2}\"", a.clone()).unwrap(),
+            ["herdr", "agent"]
+        );
+        assert_eq!(used("${a[@]:3}", a.clone()).unwrap(), ["wait", "x"]);
+        assert_eq!(used("\"${@:2:1}\"", a.clone()).unwrap(), ["herdr"]);
+        assert_eq!(used("\"${@:0}\"", a.clone()), None);
+        assert_eq!(used("\"${a[@]^^}\"", a.clone()).unwrap()[3], "WAIT");
+        assert_eq!(used("\"${a/e/E}\"", a).unwrap(), ["Echo"]);
     }
 }

@@ -244,18 +244,31 @@ fn fallback_rules_take_their_words_from_the_policy() {
     assert_eq!(l("echo herdr agent list; echo ok"), 0);
 }
 
-/// The guard's modules from the bottom layer up. A module may name (as
-/// `super::NAME`) only modules listed before it: the layers only look
-/// down, so no import circle can come back.
-const LAYERS: &[(&str, &str)] = &[
-    ("policy", include_str!("policy.rs")),
-    ("words", include_str!("words.rs")),
-    ("fallback", include_str!("fallback.rs")),
-    ("resolve", include_str!("resolve.rs")),
-    ("expand", include_str!("expand.rs")),
-    ("lexer", include_str!("lexer.rs")),
-    ("flow", include_str!("flow.rs")),
-    ("analyze", include_str!("analyze.rs")),
+/// The guard's modules from the bottom layer up, each with the files of its
+/// subtree (its own file first). A module may name (as `super::NAME`) only
+/// modules listed before it: the layers only look down, so no import circle
+/// can come back. A module's children belong to its layer: they name their
+/// parent (`super::NAME`) freely, and the layers below only through it
+/// (never `super::super::`).
+const LAYERS: &[(&str, &[&str])] = &[
+    ("policy", &[include_str!("policy.rs")]),
+    ("words", &[include_str!("words.rs")]),
+    ("fallback", &[include_str!("fallback.rs")]),
+    ("resolve", &[include_str!("resolve.rs")]),
+    ("expand", &[include_str!("expand.rs")]),
+    ("lexer", &[include_str!("lexer.rs")]),
+    ("flow", &[include_str!("flow.rs")]),
+    (
+        "analyze",
+        &[
+            include_str!("analyze/mod.rs"),
+            include_str!("analyze/dispatch.rs"),
+            include_str!("analyze/herdr.rs"),
+            include_str!("analyze/scripts.rs"),
+            include_str!("analyze/values.rs"),
+            include_str!("analyze/wrappers.rs"),
+        ],
+    ),
 ];
 
 /// Every name a module's source reaches through `super::` (its own test
@@ -332,18 +345,20 @@ fn types_implemented(src: &str) -> Vec<String> {
 }
 
 /// The layers only look down in their data types too: every `impl` block
-/// stands in the module that defines its type (so no higher layer adds
-/// methods to a lower layer's state, and no lower layer's type holds what a
-/// higher one works out); a higher layer reaches a lower one only through
-/// the lower one's own types and traits (`impl Sink for Analysis`).
+/// stands in the subtree of the module that defines its type (so no higher
+/// layer adds methods to a lower layer's state, and no lower layer's type
+/// holds what a higher one works out); a higher layer reaches a lower one
+/// only through the lower one's own types and traits (`impl Sink for
+/// Analysis`). A module may spread its own types' methods over its children
+/// (`analyze/*.rs`, one concern each).
 #[test]
 fn implementations_stay_with_their_types() {
-    for (module, src) in LAYERS {
-        let own = types_defined(src);
-        for t in types_implemented(src) {
+    for (module, files) in LAYERS {
+        let own: Vec<String> = files.iter().flat_map(|src| types_defined(src)).collect();
+        for t in files.iter().flat_map(|src| types_implemented(src)) {
             assert!(
                 own.contains(&t),
-                "guard::{module} implements `{t}`, a type it does not define"
+                "guard::{module} implements `{t}`, a type its subtree does not define"
             );
         }
     }
@@ -360,8 +375,16 @@ fn implementations_stay_with_their_types() {
 
 #[test]
 fn modules_only_look_down() {
-    for (k, (module, src)) in LAYERS.iter().enumerate() {
+    for (k, (module, files)) in LAYERS.iter().enumerate() {
         let below: Vec<&str> = LAYERS[..k].iter().map(|(m, _)| *m).collect();
+        let (src, children) = files.split_first().unwrap();
+        for child in children {
+            // A child reaches past its parent only through it.
+            assert!(
+                !child.contains("super::super::") && !child.contains("crate::guard::"),
+                "a child of guard::{module} reaches past its parent"
+            );
+        }
         for name in names_above(src) {
             assert!(
                 below.contains(&name.as_str()),
@@ -476,4 +499,30 @@ fn layered_judging_asks_for_the_shim_only_when_the_cautious_verdict_blocks() {
         (Verdict::BlockEndTurn, Verdict::BlockEndTurn)
     );
     assert_eq!(asked.get(), 3);
+}
+
+#[test]
+fn herdr_bin_path_is_herdr_only_as_itself_or_with_a_default() {
+    use super::{judge_with, ExecLayer};
+    let shim = |c: &str| judge_with(c, ExecLayer::Shim);
+    for c in [
+        "\"$HERDR_BIN_PATH\" \"$@\"",
+        "${HERDR_BIN_PATH} \"$@\"",
+        "\"${HERDR_BIN_PATH:-herdr}\" \"$@\"",
+    ] {
+        assert_ne!(judge(c), Verdict::Allow, "{c}");
+        assert_eq!(shim(c), Verdict::Allow, "{c}");
+    }
+    // An operator that changes the value makes it a command word like any other.
+    for c in [
+        "${HERDR_BIN_PATH/herdr/echo} \"$@\"",
+        "${HERDR_BIN_PATH%/*} \"$@\"",
+        "${HERDR_BIN_PATH:+x} \"$@\"",
+    ] {
+        assert_eq!(judge(c), judge("$X \"$@\""), "{c}");
+    }
+    assert_eq!(
+        judge("${HERDR_BIN_PATH/x/y} agent wait x"),
+        Verdict::BlockEndTurn
+    );
 }

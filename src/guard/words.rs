@@ -12,8 +12,6 @@ pub(super) const SPLIT: u16 = 1 << 1;
 pub(super) const GLOB: u16 = 1 << 2;
 /// Word flag: a `NAME=value` assignment.
 pub(super) const ASSIGN: u16 = 1 << 3;
-/// Word flag: the word is one expansion of `HERDR_BIN_PATH`.
-pub(super) const HVAR: u16 = 1 << 4;
 /// Word flag: some part of the word was quoted or escaped.
 pub(super) const QUOTED: u16 = 1 << 5;
 /// Word flag: the word was an IO number (`2` in `2>&1`) and was dropped.

@@ -15,7 +15,7 @@
 // the herdr shim's environment and its session's marker in `shell.env`.
 
 import { tool, type Hooks, type Plugin } from "@opencode-ai/plugin"
-import { findLibrary, isBun, openWithBun, openWithKoffi, type HerdrLink, type Koffi } from "./native.js"
+import { findLibrary, inHerdrPane, isBun, openWithBun, openWithKoffi, type HerdrLink, type Koffi } from "./native.js"
 import { zodShapeFromJsonSchema } from "./schema.js"
 
 const GATEWAY_TOOL = "herdr_link"
@@ -39,11 +39,6 @@ async function loadLibrary(): Promise<HerdrLink> {
 }
 
 let instances = 0
-
-/** Herdr sets these in every managed pane; without them the library offers nothing either. */
-function inHerdrPane(env: NodeJS.ProcessEnv): boolean {
-  return env.HERDR_ENV === "1" && !!env.HERDR_BIN_PATH && !!env.HERDR_PANE_ID
-}
 
 /** The error the model sees: its message is the library's "CODE: reason" text. */
 class HerdrLinkError extends Error {

@@ -9,16 +9,11 @@
 
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import koffi from "koffi";
-import { findLibrary, openWithKoffi, type HerdrLink, type Presentation, type PresentedTool } from "./native.ts";
+import { findLibrary, inHerdrPane, openWithKoffi, type HerdrLink, type Presentation, type PresentedTool } from "./native.ts";
 
 const STYLE = "deferred";
 /** Session key used only to read the catalog at load time, before any Pi session exists. */
 const CATALOG_SESSION = "pi:catalog";
-
-/** True when Herdr set the variables the library needs; used only to explain a missing library. */
-function insideHerdr(env: NodeJS.ProcessEnv): boolean {
-  return env.HERDR_ENV === "1" && !!env.HERDR_BIN_PATH && !!env.HERDR_PANE_ID;
-}
 
 /**
  * Gives this process's environment, which Pi's bash tool gives every command, the herdr shim's
@@ -58,7 +53,7 @@ export default function herdrLink(pi: ExtensionAPI): void {
     link = openWithKoffi(findLibrary(import.meta.url), koffi);
   } catch (error) {
     // Outside Herdr the extension is a no-op whether or not the library is installed.
-    if (!insideHerdr(process.env)) return;
+    if (!inHerdrPane(process.env)) return;
     throw error;
   }
 
