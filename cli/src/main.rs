@@ -254,7 +254,10 @@ fn parse_mcp(rest: &[String]) -> Result<Command, String> {
     let host = match host {
         None => None,
         Some(h) => Some(McpHost::parse(&h).ok_or_else(|| {
-            format!("unknown --host {h:?}: use claude, codex, opencode, gemini, qwen or agy")
+            format!(
+                "unknown --host {h:?}: use claude, codex, opencode, gemini, qwen, copilot, \
+                 droid, cline, kimi or agy"
+            )
         })?),
     };
     if let Some(name) = &server_name {

@@ -1197,7 +1197,8 @@ fn copilot_droid_cline_and_kimi_merge_are_idempotent_and_uninstall() {
                 assert_eq!(keys(&m["mcpServers"]), ["github", "herdr_link"]);
                 assert_eq!(
                     m["mcpServers"]["herdr_link"],
-                    json!({"type": "local", "tools": ["*"], "command": "/usr/bin/herdr-link", "args": ["mcp"]})
+                    json!({"type": "local", "tools": ["*"], "command": "/usr/bin/herdr-link",
+                        "args": ["mcp", "--host", "copilot"]})
                 );
                 let s: Value = serde_json::from_str(&h.read("cop/settings.json")).unwrap();
                 let pre = s["hooks"]["preToolUse"].as_array().unwrap();
@@ -1224,7 +1225,8 @@ fn copilot_droid_cline_and_kimi_merge_are_idempotent_and_uninstall() {
                     serde_json::from_str(&h.read("home/.factory/mcp.json")).unwrap();
                 assert_eq!(
                     m["mcpServers"]["herdr_link"],
-                    json!({"type": "stdio", "command": "/usr/bin/herdr-link", "args": ["mcp"]})
+                    json!({"type": "stdio", "command": "/usr/bin/herdr-link",
+                        "args": ["mcp", "--host", "droid"]})
                 );
                 let s: Value =
                     serde_json::from_str(&h.read("home/.factory/settings.json")).unwrap();
@@ -1246,7 +1248,8 @@ fn copilot_droid_cline_and_kimi_merge_are_idempotent_and_uninstall() {
                         .unwrap();
                 assert_eq!(
                     m["mcpServers"]["herdr_link"],
-                    json!({"disabled": false, "command": "/usr/bin/herdr-link", "args": ["mcp"]})
+                    json!({"disabled": false, "command": "/usr/bin/herdr-link",
+                        "args": ["mcp", "--host", "cline"]})
                 );
                 let hook = h.root.join("cl/hooks/PreToolUse");
                 let mode = fs::metadata(&hook).unwrap().permissions().mode();
@@ -1263,7 +1266,7 @@ fn copilot_droid_cline_and_kimi_merge_are_idempotent_and_uninstall() {
                 let m: Value = serde_json::from_str(&h.read("kimi/mcp.json")).unwrap();
                 assert_eq!(
                     m["mcpServers"]["herdr_link"],
-                    json!({"command": "/usr/bin/herdr-link", "args": ["mcp"]})
+                    json!({"command": "/usr/bin/herdr-link", "args": ["mcp", "--host", "kimi"]})
                 );
                 let t = h.read("kimi/config.toml");
                 assert!(t.starts_with("# my kimi\n") && t.contains("# ping"), "{t}");

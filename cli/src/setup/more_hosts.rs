@@ -16,11 +16,13 @@ use super::{json as js, shim, Options, Places};
 /// The file name that marks the guard hook setup writes for Cline (its first comment line).
 const CLINE_HOOK_MARK: &str = "# herdr-link guard hook (herdr-link setup cline)";
 
-/// Sets the server entry's fields in `servers` (`fields` first, then `command`/`args` and the
-/// pinned `HERDR_BIN_PATH`).
+/// Sets the server entry's fields in `servers` (`fields` first, then `command`, `args` and the
+/// pinned `HERDR_BIN_PATH`). `args` names the host (`mcp --host HOST`): the appendix then names
+/// the tools as this host shows them, whatever client name it sends.
 fn server_entry(
     root: &mut Value,
     fields: &[(&str, Value)],
+    host: &str,
     cx: &Ctx,
     what: &str,
 ) -> Result<(), String> {
@@ -31,7 +33,7 @@ fn server_entry(
         js::set(entry, key, value.clone());
     }
     js::set(entry, "command", json!(cx.bin.display().to_string()));
-    js::set(entry, "args", json!(["mcp"]));
+    js::set(entry, "args", json!(["mcp", "--host", host]));
     if let Some(pin) = cx.pin {
         let env = js::object_at(entry, "env", what)?;
         js::set(env, "HERDR_BIN_PATH", json!(pin));
@@ -43,6 +45,7 @@ fn server_entry(
 fn server_change(
     path: PathBuf,
     fields: &[(&str, Value)],
+    host: &str,
     o: &Options,
     cx: &Ctx,
 ) -> Result<Change, String> {
@@ -51,7 +54,7 @@ fn server_change(
             js::remove_nested(root.as_object_mut().expect("object"), "mcpServers", SERVER);
             Ok(())
         } else {
-            server_entry(root, fields, cx, what)
+            server_entry(root, fields, host, cx, what)
         }
     })
 }
@@ -115,7 +118,7 @@ pub fn copilot(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         add_copilot_hook(root, &command, what)
     })?;
     let mut plan = Plan {
-        changes: vec![server_change(mcp, &fields, o, cx)?, hook],
+        changes: vec![server_change(mcp, &fields, "copilot", o, cx)?, hook],
         ..Plan::default()
     };
     startup_files(o, cx, "copilot", &mut plan)?;
@@ -198,7 +201,7 @@ pub fn droid(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     })?;
     let mut plan = Plan {
         changes: vec![
-            server_change(dir.join("mcp.json"), &fields, o, cx)?,
+            server_change(dir.join("mcp.json"), &fields, "droid", o, cx)?,
             settings,
         ],
         ..Plan::default()
@@ -244,7 +247,7 @@ pub fn cline(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     });
     let mut plan = Plan {
         changes: vec![
-            server_change(mcp, &fields, o, cx)?,
+            server_change(mcp, &fields, "cline", o, cx)?,
             Change {
                 path: hook,
                 before,
@@ -293,7 +296,7 @@ pub fn kimi(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     };
     let mut plan = Plan {
         changes: vec![
-            server_change(mcp, &[], o, cx)?,
+            server_change(mcp, &[], "kimi", o, cx)?,
             Change {
                 path,
                 before,
