@@ -9,7 +9,7 @@ import { test } from "node:test"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { assertRunHealthy, projectWorld, runRoute } from "./lib/e2e.mjs"
-import { copilot, kimi } from "./lib/more-hosts.mjs"
+import { cline, copilot, droid, kimi } from "./lib/more-hosts.mjs"
 import { REPO } from "./lib/sandbox.mjs"
 
 const END_TURN = (() => {
@@ -19,8 +19,13 @@ const END_TURN = (() => {
 })()
 const WAIT = "herdr agent wait beta >/dev/null && echo wait-returned"
 
+// Droid and Cline run the flow but still reach for the network (Droid: api.factory.ai,
+// telemetry.factory.ai, an OpenTelemetry collector; Cline: one DNS query left after its
+// telemetry opt-out), which the loopback-only check refuses: they run only when named in
+// HERDR_E2E_ONLY until that is switched off (docs/hosts-more.md).
 const ONLY = process.env.HERDR_E2E_ONLY?.split(",")
-for (const route of [copilot, kimi].filter((r) => !ONLY || ONLY.includes(r.name))) {
+const ROUTES = ONLY ? [copilot, droid, cline, kimi].filter((r) => ONLY.includes(r.name)) : [copilot, kimi]
+for (const route of ROUTES) {
   test(`${route.name}: dormant wait runs, activation, a send, and the active wait is blocked`, async () => {
     const goals = [
       { bash: WAIT },

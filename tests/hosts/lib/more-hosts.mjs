@@ -120,12 +120,31 @@ export const droid = {
   },
 }
 
+/** Kills, by pid, the hub daemons (`cline --cline-hub-daemon`) a Cline of this run left. */
+function killHubDaemons(sb) {
+  for (const pid of markedPids(sb.marker)) {
+    let cmdline = ""
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8")
+    } catch {}
+    if (!cmdline.includes("--cline-hub-daemon")) continue
+    try {
+      process.kill(pid, "SIGKILL")
+    } catch {}
+  }
+}
+
+/** test only: Cline's updates and telemetry off. */
+const CLINE_OFFLINE = { CLINE_NO_AUTO_UPDATE: "1", DISABLE_TELEMETRY: "1", DO_NOT_TRACK: "1" }
+
 export const cline = {
   name: "cline",
   agentKind: "cline",
   naming: { prefix: "herdr_link__", shell: "run_commands", shellInput: (command) => ({ commands: [command] }) },
   shellTool: "run_commands",
   setup(sb, model) {
+    // test only: telemetry (OpenTelemetry to otel.cline.bot) and updates off
+    sb.file("home/.cline/data/settings/global-settings.json", JSON.stringify({ telemetryOptOut: true, autoUpdateEnabled: false }, null, 2) + "\n")
     setup(sb, "cline")
     removePieces(sb, {
       mcp: join(sb.home, ".cline", "data", "settings", "cline_mcp_settings.json"),
@@ -133,26 +152,15 @@ export const cline = {
     })
     const cline = bin("@cline/cli-linux-x64/bin/cline")
     // test only: the scripted model as an OpenAI-compatible provider (Cline's own login command)
-    const auth = spawnSync(cline, ["auth", "-p", "openai", "-k", "test-key", "-m", "scripted", "-b", `${model.url}/v1`], { cwd: sb.project, env: sb.env(), encoding: "utf8", timeout: 60_000 })
+    const auth = spawnSync(cline, ["auth", "-p", "openai", "-k", "test-key", "-m", "scripted", "-b", `${model.url}/v1`], { cwd: sb.project, env: sb.env(CLINE_OFFLINE), encoding: "utf8", timeout: 60_000 })
     if (auth.status !== 0) throw new Error(`cline auth failed: ${auth.stdout}\n${auth.stderr}`)
+    killHubDaemons(sb)
     return {
       cmd: "bash",
       args: (prompt) => viaBash(cline, ["--json", "-P", "openai-compatible", "-m", "scripted", prompt]),
-      env: sb.env({}),
+      env: sb.env(CLINE_OFFLINE),
       // Cline leaves its hub daemon (`cline --cline-hub-daemon`) running after the run.
-      afterRun() {
-        for (const pid of markedPids(sb.marker)) {
-          let cmdline = ""
-          try {
-            cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8")
-          } catch {}
-          if (cmdline.includes("--cline-hub-daemon")) {
-            try {
-              process.kill(pid, "SIGKILL")
-            } catch {}
-          }
-        }
-      },
+      afterRun: () => killHubDaemons(sb),
     }
   },
 }

@@ -33,8 +33,8 @@ function announcedDeferred(body) {
   for (const m of text.matchAll(/deferred tools are now available via ToolSearch.*?:((?:\\n[A-Za-z0-9_]+)+)/g)) {
     for (const n of m[1].split("\\n")) if (n) names.add(n)
   }
-  for (const m of text.matchAll(/Deferred tools:([^"]*)/g)) {
-    for (const n of m[1].split(/[^A-Za-z0-9_-]+/)) if (n) names.add(n)
+  for (const m of text.matchAll(/Deferred tools:((?:\\n[A-Za-z0-9_-]+)+)/g)) {
+    for (const n of m[1].split("\\n")) if (n) names.add(n)
   }
   return names
 }
