@@ -2,7 +2,8 @@
 // configured only by `herdr-link setup <host>` (plus the scripted model): a wait runs while the
 // session is dormant, activation goes through the gateway, a send reaches Herdr (through the
 // gateway's `action` where the host never shows Tier 1), and the active wait is blocked by the
-// guard hook before the shell runs, its reason reaching the model; no raw id reaches the model.
+// guard hook before the shell runs, its reason reaching the model; a wait the text cannot show
+// is refused by the herdr shim (exit 77); no raw id reaches the model.
 
 import assert from "node:assert/strict"
 import { test } from "node:test"
@@ -32,6 +33,9 @@ for (const route of ROUTES) {
       { link: "activate" },
       { link: "send", args: { to: "beta", message: "hello from the e2e test" } },
       { bash: "echo shell-ran; " + WAIT },
+      // A herdr whose arguments the text cannot know: the hook leaves it to the herdr shim,
+      // first on the command's PATH through setup's startup-file block, which refuses it.
+      { bash: `sh -c 'herdr "$@"' _ agent wait beta; echo shim-rc=$?` },
     ]
     const world = (sb) =>
       projectWorld(sb, [
@@ -43,7 +47,7 @@ for (const route of ROUTES) {
     try {
       console.log(`# ${route.name}: ${run.steps.map((s) => `${s.style ?? "missing"}`).join(" ")} in ${Date.now() - started} ms`)
       assertRunHealthy(run)
-      const [dormant, activate, send, active] = run.steps
+      const [dormant, activate, send, active, shimmed] = run.steps
       assert.match(String(dormant.output), /wait-returned/, run.describe())
       assert.equal(activate.style, "gateway", run.describe())
       assert.match(String(activate.output), /active/, run.describe())
@@ -51,6 +55,7 @@ for (const route of ROUTES) {
       assert.equal(run.sb.prompts().length, 1, `the send did not reach Herdr\n${run.describe()}`)
       assert.ok(String(active.output).includes(END_TURN), `the guard did not block\n${run.describe()}`)
       assert.doesNotMatch(String(active.output), /shell-ran/, `the shell ran: the hook did not block\n${run.describe()}`)
+      assert.match(String(shimmed.output), /shim-rc=77/, `the herdr shim did not refuse the wait\n${run.describe()}`)
       const waits = run.sb.argvLog().filter((a) => a[0] === "agent" && a[1] === "wait")
       assert.equal(waits.length, 1, `agent wait calls: ${JSON.stringify(waits)}`)
     } finally {
