@@ -35,7 +35,7 @@ for (const route of ROUTES) {
       { bash: "echo shell-ran; " + WAIT },
       // A herdr whose arguments the text cannot know: the hook leaves it to the herdr shim,
       // first on the command's PATH through setup's startup-file block, which refuses it.
-      { bash: `sh -c 'herdr "$@"' _ agent wait beta; echo shim-rc=$?` },
+      { bash: `sh -c 'herdr "$@"' _ agent wait beta >/dev/null 2>&1; echo shim-rc=$?` },
     ]
     const world = (sb) =>
       projectWorld(sb, [
