@@ -91,6 +91,9 @@ export const copilot = {
   },
 }
 
+/** A loopback port nothing listens on (discard). */
+const CLOSED = "http://127.0.0.1:9"
+
 export const droid = {
   name: "droid",
   agentKind: "droid",
@@ -115,7 +118,16 @@ export const droid = {
       cmd: "bash",
       // `droid exec` is read-only unless told otherwise: `--auto high` lets it run commands.
       args: (prompt) => viaBash(bin("@factory/cli-linux-x64/bin/droid"), ["exec", "--auto", "high", "-o", "stream-json", "-m", "custom:Fake-0", prompt]),
-      env: sb.env({}),
+      // test only: Factory's service, its telemetry and its OpenTelemetry collector pointed at a
+      // closed loopback port (they are resolved by name otherwise), no dynamic config or update
+      env: sb.env({
+        FACTORY_API_BASE_URL: CLOSED,
+        FACTORY_APP_BASE_URL: CLOSED,
+        FACTORY_TELEMETRY_INGEST_BASE_URL: CLOSED,
+        OTEL_CUSTOMER_ENDPOINT: CLOSED,
+        FACTORY_DISABLE_DYNAMIC_CONFIG: "1",
+        FACTORY_DROID_AUTO_UPDATE_ENABLED: "false",
+      }),
     }
   },
 }
@@ -134,8 +146,11 @@ function killHubDaemons(sb) {
   }
 }
 
-/** test only: Cline's updates and telemetry off. */
-const CLINE_OFFLINE = { CLINE_NO_AUTO_UPDATE: "1", DISABLE_TELEMETRY: "1", DO_NOT_TRACK: "1" }
+/**
+ * test only: Cline's updates off, and its PostHog feature-flag client (data.cline.bot), which
+ * Cline 3.0.65 leaves out only when E2E_TEST=true (its one use of that variable).
+ */
+const CLINE_OFFLINE = { CLINE_NO_AUTO_UPDATE: "1", E2E_TEST: "true" }
 
 export const cline = {
   name: "cline",
