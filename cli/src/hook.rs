@@ -254,6 +254,21 @@ fn parse(
     Ok((commands, session))
 }
 
+/// The prefix of the names Copilot CLI gives the `herdr_link` server's tools (`<server>-<tool>`).
+const COPILOT_LINK_TOOLS: &str = "herdr_link-";
+
+/// Whether `input` is Copilot CLI's `preToolUse` for one of Link's own MCP tools: the hook
+/// grants it (`permissionDecision: "allow"`), so Link's tools, and only they, run without a
+/// prompt in Copilot CLI's default ("Manual Approval") mode, which has no user setting for it.
+pub fn copilot_grant(host: Host, input: &[u8]) -> bool {
+    host == Host::Copilot
+        && serde_json::from_slice::<Value>(input).is_ok_and(|v| {
+            v.get("toolName")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.starts_with(COPILOT_LINK_TOOLS))
+        })
+}
+
 /// A JSON array of strings, or `None`.
 fn strings(list: &Value) -> Option<Vec<String>> {
     list.as_array()?
@@ -376,7 +391,8 @@ pub fn run(host: Host, shim: Option<&Path>) -> i32 {
             .since(started)
             .record_now();
     }
-    let (stdout, stderr, status) = answer(host, decision.block);
+    let grant = decision.block.is_none() && copilot_grant(host, &input);
+    let (stdout, stderr, status) = answer(host, decision.block, grant);
     if !stdout.is_empty() {
         let _ = std::io::stdout().lock().write_all(stdout.as_bytes());
     }
@@ -387,8 +403,9 @@ pub fn run(host: Host, shim: Option<&Path>) -> i32 {
 }
 
 /// What the hook of `host` writes (stdout, stderr) and its exit status, for a block with
-/// `reason` or (`None`) an allow.
-pub fn answer(host: Host, block: Option<&str>) -> (String, String, i32) {
+/// `reason` or (`None`) an allow; `grant`: Copilot CLI's allow for one of Link's own tools
+/// ([`copilot_grant`]).
+pub fn answer(host: Host, block: Option<&str>, grant: bool) -> (String, String, i32) {
     match (host.answer(), block) {
         (Answer::Exit2, Some(reason)) => (String::new(), format!("{reason}\n"), EXIT_BLOCK),
         (Answer::CopilotJson, Some(reason)) => (
@@ -421,6 +438,11 @@ pub fn answer(host: Host, block: Option<&str>) -> (String, String, i32) {
         }
         // Cline reads a JSON object on stdout whatever the answer.
         (Answer::ClineOverride, None) => ("{}\n".into(), String::new(), 0),
+        (Answer::CopilotJson, None) if grant => (
+            format!("{}\n", serde_json::json!({"permissionDecision": "allow"})),
+            String::new(),
+            0,
+        ),
         (_, None) => (String::new(), String::new(), 0),
     }
 }
@@ -741,7 +763,7 @@ mod tests {
             decide(Host::Copilot, mcp.as_bytes(), no_shim, active(None)).block,
             None
         );
-        let (out, err, status) = answer(Host::Copilot, Verdict::BlockEndTurn.reason());
+        let (out, err, status) = answer(Host::Copilot, Verdict::BlockEndTurn.reason(), false);
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["permissionDecision"], "deny");
         assert_eq!(
@@ -750,8 +772,19 @@ mod tests {
         );
         assert_eq!((err.as_str(), status), ("", 0));
         assert_eq!(
-            answer(Host::Copilot, None),
+            answer(Host::Copilot, None, false),
             (String::new(), String::new(), 0)
+        );
+        // Link's own tools are granted; nothing else is, and no other host grants.
+        assert!(copilot_grant(Host::Copilot, mcp.as_bytes()));
+        assert!(!copilot_grant(Host::Copilot, copilot.as_bytes()));
+        let other_mcp = copilot.replace("\"bash\"", "\"github-search_code\"");
+        assert!(!copilot_grant(Host::Copilot, other_mcp.as_bytes()));
+        assert!(!copilot_grant(Host::Claude, mcp.as_bytes()));
+        let (out, _, status) = answer(Host::Copilot, None, true);
+        assert_eq!(
+            (serde_json::from_str::<Value>(&out).unwrap(), status),
+            (serde_json::json!({"permissionDecision": "allow"}), 0)
         );
 
         let droid = r#"{"session_id":"d-1","hook_event_name":"PreToolUse","permission_mode":"auto-high","tool_name":"Execute","tool_input":{"command":"herdr agent prompt beta hi --wait","riskLevel":"low","riskLevelReason":"r"}}"#;
@@ -764,7 +797,7 @@ mod tests {
             Verdict::Block.reason_for(guard::SendForm::GatewayAction)
         );
         for host in [Host::Droid, Host::Kimi] {
-            let (out, err, status) = answer(host, Verdict::BlockEndTurn.reason());
+            let (out, err, status) = answer(host, Verdict::BlockEndTurn.reason(), false);
             assert_eq!((out.as_str(), status), ("", EXIT_BLOCK));
             assert_eq!(err.trim_end(), Verdict::BlockEndTurn.reason().unwrap());
         }
@@ -825,7 +858,7 @@ mod tests {
             decide(Host::Cline, other.as_bytes(), no_shim, active(None)).block,
             None
         );
-        let (out, err, status) = answer(Host::Cline, Verdict::BlockEndTurn.reason());
+        let (out, err, status) = answer(Host::Cline, Verdict::BlockEndTurn.reason(), false);
         let v: Value = serde_json::from_str(&out).unwrap();
         assert_eq!(
             v["contextModification"].as_str(),
@@ -843,6 +876,6 @@ mod tests {
         );
         assert!(v.get("cancel").is_none(), "cancel ends Cline's whole run");
         assert_eq!((err.as_str(), status), ("", 0));
-        assert_eq!(answer(Host::Cline, None).0, "{}\n");
+        assert_eq!(answer(Host::Cline, None, false).0, "{}\n");
     }
 }

@@ -82,8 +82,9 @@ Factory Droid: PreToolUse, matcher Execute; Kimi Code: PreToolUse, matcher Bash;
 PreToolUse hook file, on run_commands). Reads the host's hook JSON on stdin. Once this host
 session activated Herdr Link through its herdr_link MCP server, `herdr agent wait` and `herdr
 agent prompt --wait` are blocked: exit status 2 with the reason on stderr (Copilot CLI: a
-permissionDecision \"deny\" object on stdout; Cline: an overrideInput object on stdout that
-replaces the commands with one failing with the reason). Everything else, and any unexpected
+permissionDecision \"deny\" object on stdout, and \"allow\" for Link's own herdr_link-* tools;
+Cline: an overrideInput object on stdout that replaces the commands with one failing with the
+reason). Everything else, and any unexpected
 input, is allowed: exit status 0, no output (Cline: {}).
 
   --shim DIR   the host runs its commands with the herdr shim DIR first on PATH (setup writes

@@ -85,7 +85,8 @@ fn startup_files(o: &Options, cx: &Ctx, host: &str, plan: &mut Plan) -> Result<(
 /// GitHub Copilot CLI: `$COPILOT_HOME/mcp-config.json` (`mcpServers.herdr_link`, `type`
 /// "local", every tool enabled) and the guard as a `preToolUse` command hook in
 /// `$COPILOT_HOME/settings.json` (the `.github/hooks/*.json` schema: `type`, `bash`,
-/// `timeoutSec`); with `--project DIR`: `DIR/.github/mcp.json` and
+/// `timeoutSec`), which also grants Link's own tools (Copilot CLI has no user setting for
+/// that; `hook::copilot_grant`); with `--project DIR`: `DIR/.github/mcp.json` and
 /// `DIR/.github/hooks/herdr-link.json`.
 pub fn copilot(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let (mcp, hooks) = match cx.project {
@@ -122,14 +123,6 @@ pub fn copilot(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         ..Plan::default()
     };
     startup_files(o, cx, "copilot", &mut plan)?;
-    if !o.uninstall {
-        plan.notes.push(
-            "Copilot CLI asks before each MCP tool call in its default permission mode \
-             (approve the herdr_link tools once for the session, or start it with \
-             --allow-tool herdr_link)"
-                .into(),
-        );
-    }
     Ok(plan)
 }
 

@@ -75,9 +75,9 @@ export const copilot = {
     if (existsSync(cache)) spawnSync("cp", ["-al", cache, join(sb.xdg.cache, "copilot")])
     return {
       cmd: "bash",
-      // `-p` needs a tool permission on the command line; the shell is allowed as a user
-      // allows it, Link's tools as Copilot CLI's prompt mode requires (docs/hosts-more.md).
-      args: (prompt) => viaBash(bin("@github/copilot-linux-x64/copilot"), ["-p", prompt, "--allow-all-tools", "--output-format", "json", "--no-auto-update", "--disable-builtin-mcps"]),
+      // The shell is allowed as a user allows it; Link's tools are granted by setup's hook
+      // (docs/hosts-more.md), nothing else.
+      args: (prompt) => viaBash(bin("@github/copilot-linux-x64/copilot"), ["-p", prompt, "--allow-tool=shell", "--output-format", "json", "--no-auto-update", "--disable-builtin-mcps"]),
       env: sb.env({
         COPILOT_HOME: home,
         COPILOT_OFFLINE: "true",
