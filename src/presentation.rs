@@ -217,13 +217,22 @@ pub enum McpHost {
     /// Qwen Code: `mcp__<server>__<tool>`; it never shows the tools
     /// `notifications/tools/list_changed` announces (docs/hosts-gemini-qwen.md).
     Qwen,
+    /// GitHub Copilot CLI: `<server>-<tool>`; it shows the tools
+    /// `notifications/tools/list_changed` announces at the next request (docs/hosts-more.md).
+    Copilot,
+    /// Factory Droid: `<server>___<tool>`, deferred behind its `ToolSearch` (docs/hosts-more.md).
+    Droid,
+    /// Cline: `<server>__<tool>`; it never shows the tools `list_changed` announces.
+    Cline,
+    /// Kimi Code: `mcp__<server>__<tool>`; it never shows the tools `list_changed` announces.
+    Kimi,
     /// Any other or unknown host: only what holds in every host is said.
     Other,
 }
 
 impl McpHost {
     /// Parses the names `herdr-link mcp --host` and `herdr-link setup` use: `claude`, `codex`,
-    /// `opencode`, `agy`, `gemini`, `qwen`.
+    /// `opencode`, `agy`, `gemini`, `qwen`, `copilot`, `droid`, `cline`, `kimi`.
     pub fn parse(s: &str) -> Option<McpHost> {
         match s {
             "claude" => Some(McpHost::Claude),
@@ -232,6 +241,10 @@ impl McpHost {
             "agy" => Some(McpHost::Agy),
             "gemini" => Some(McpHost::Gemini),
             "qwen" => Some(McpHost::Qwen),
+            "copilot" => Some(McpHost::Copilot),
+            "droid" => Some(McpHost::Droid),
+            "cline" => Some(McpHost::Cline),
+            "kimi" => Some(McpHost::Kimi),
             _ => None,
         }
     }
@@ -298,8 +311,11 @@ impl McpNaming {
     fn shown(&self, tool: &str) -> Option<String> {
         let s = &self.server;
         match self.host {
-            McpHost::Claude | McpHost::Qwen => Some(format!("mcp__{s}__{tool}")),
+            McpHost::Claude | McpHost::Qwen | McpHost::Kimi => Some(format!("mcp__{s}__{tool}")),
             McpHost::OpenCode => Some(format!("{s}_{tool}")),
+            McpHost::Copilot => Some(format!("{s}-{tool}")),
+            McpHost::Droid => Some(format!("{s}___{tool}")),
+            McpHost::Cline => Some(format!("{s}__{tool}")),
             McpHost::Gemini => Some(format!("mcp_{s}_{tool}")),
             McpHost::Codex | McpHost::Agy | McpHost::Other => None,
         }
@@ -309,9 +325,14 @@ impl McpNaming {
     fn gateway(&self) -> String {
         let s = &self.server;
         match self.host {
-            McpHost::Claude | McpHost::OpenCode | McpHost::Gemini | McpHost::Qwen => {
-                self.shown(GATEWAY).unwrap_or_default()
-            }
+            McpHost::Claude
+            | McpHost::OpenCode
+            | McpHost::Gemini
+            | McpHost::Qwen
+            | McpHost::Copilot
+            | McpHost::Droid
+            | McpHost::Cline
+            | McpHost::Kimi => self.shown(GATEWAY).unwrap_or_default(),
             McpHost::Codex => format!("{GATEWAY} (in the tool namespace mcp__{s})"),
             McpHost::Agy => format!("{GATEWAY} (through call_mcp_tool with ServerName \"{s}\")"),
             McpHost::Other => format!("the {GATEWAY} gateway"),
@@ -331,7 +352,11 @@ pub fn mcp_appendix(naming: &McpNaming) -> String {
         "Herdr Link starts dormant: only {gw} is listed. Call it once with {{}}; the host then receives notifications/tools/list_changed. "
     );
     match naming.host {
-        McpHost::Claude | McpHost::OpenCode | McpHost::Gemini => {
+        McpHost::Claude
+        | McpHost::OpenCode
+        | McpHost::Gemini
+        | McpHost::Copilot
+        | McpHost::Droid => {
             text.push_str(
                 "The tools are presented under this host's names for the server (the canonical name is always the suffix):",
             );
@@ -348,8 +373,9 @@ pub fn mcp_appendix(naming: &McpNaming) -> String {
             "In this host the tools sit in the namespace mcp__{s} under their canonical names. It does not show the tools that notifications/tools/list_changed announces, so use {GATEWAY}'s actions for every capability: {} Should the namespace list them, they may be called directly.",
             rules_onto_actions(GATEWAY)
         )),
-        McpHost::Qwen => text.push_str(&format!(
-            "In this host the gateway is {gw}. It does not show the tools that notifications/tools/list_changed announces, so use {GATEWAY}'s actions for every capability: where the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call {gw} with action start, send, peers or close. Should the host list them (as mcp__{s}__{TOOL_SEND} and so on), they may be called directly."
+        McpHost::Qwen | McpHost::Cline | McpHost::Kimi => text.push_str(&format!(
+            "In this host the gateway is {gw}. It does not show the tools that notifications/tools/list_changed announces, so use {GATEWAY}'s actions for every capability: where the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call {gw} with action start, send, peers or close. Should the host list them (as {} and so on), they may be called directly.",
+            naming.shown(TOOL_SEND).unwrap_or_default()
         )),
         McpHost::Agy => text.push_str(&format!(
             "In this host every tool is called through call_mcp_tool with ServerName \"{s}\", ToolName the canonical name ({GATEWAY}, {}) and Arguments the tool's input object. If the host did not refresh its tools, keep dispatching through {GATEWAY}: {}",
@@ -584,6 +610,32 @@ mod tests {
             )));
             assert!(!qwen.contains(" -> "), "{qwen}");
 
+            // Copilot CLI (`-`) and Droid (`___`) list Tier 1; Cline (`__`, no prefix) and Kimi
+            // Code (Claude Code's form) dispatch everything through the gateway.
+            for (host, sep) in [(McpHost::Copilot, "-"), (McpHost::Droid, "___")] {
+                let text = mcp_appendix(&naming(host, server));
+                for t in TIER1 {
+                    assert!(
+                        text.contains(&format!("- {t} -> {server}{sep}{t}")),
+                        "{text}"
+                    );
+                }
+                assert!(text.contains(&format!("only {server}{sep}herdr_link is listed")));
+            }
+            for (host, gw) in [
+                (McpHost::Cline, format!("{server}__herdr_link")),
+                (McpHost::Kimi, format!("mcp__{server}__herdr_link")),
+            ] {
+                let text = mcp_appendix(&naming(host, server));
+                assert!(text.contains(&format!(
+                    "call {gw} with action start, send, peers or close"
+                )));
+                assert!(!text.contains(" -> "), "{text}");
+                if host == McpHost::Cline {
+                    assert!(!text.contains("mcp__"), "{text}");
+                }
+            }
+
             let agy = mcp_appendix(&naming(McpHost::Agy, server));
             assert!(agy.contains(&format!("call_mcp_tool with ServerName \"{server}\"")));
             assert!(!agy.contains(&format!("mcp__{server}__")), "{agy}");
@@ -615,6 +667,10 @@ mod tests {
             ("agy", McpHost::Agy),
             ("gemini", McpHost::Gemini),
             ("qwen", McpHost::Qwen),
+            ("copilot", McpHost::Copilot),
+            ("droid", McpHost::Droid),
+            ("cline", McpHost::Cline),
+            ("kimi", McpHost::Kimi),
         ] {
             assert_eq!(McpHost::parse(flag), Some(host));
         }
@@ -715,6 +771,10 @@ mod tests {
             McpHost::Agy,
             McpHost::Gemini,
             McpHost::Qwen,
+            McpHost::Copilot,
+            McpHost::Droid,
+            McpHost::Cline,
+            McpHost::Kimi,
             McpHost::Other,
         ] {
             for server in ["herdr_link", "link2"] {

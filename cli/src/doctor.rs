@@ -313,15 +313,30 @@ fn shim_check() -> Check {
 }
 
 /// The hosts doctor recognises by the variable they set for their shell commands (Gemini CLI:
-/// `GEMINI_CLI=1`, Qwen Code: `QWEN_CODE=1`; docs/hosts-gemini-qwen.md), with their names.
-const HOSTS_BY_ENV: &[(&str, crate::setup::Host, &str, &str)] = &[
+/// `GEMINI_CLI=1`, Qwen Code: `QWEN_CODE=1`, docs/hosts-gemini-qwen.md; Copilot CLI:
+/// `COPILOT_CLI=1`, docs/hosts-more.md), with the value they set and their names.
+const HOSTS_BY_ENV: &[(&str, &str, crate::setup::Host, &str, &str)] = &[
     (
         "GEMINI_CLI",
+        "1",
         crate::setup::Host::Gemini,
         "gemini",
         "Gemini CLI",
     ),
-    ("QWEN_CODE", crate::setup::Host::Qwen, "qwen", "Qwen Code"),
+    (
+        "QWEN_CODE",
+        "1",
+        crate::setup::Host::Qwen,
+        "qwen",
+        "Qwen Code",
+    ),
+    (
+        "COPILOT_CLI",
+        "1",
+        crate::setup::Host::Copilot,
+        "copilot",
+        "Copilot CLI",
+    ),
 ];
 
 /// When doctor runs as a shell command of a host it recognises: whether that host's settings
@@ -329,9 +344,9 @@ const HOSTS_BY_ENV: &[(&str, crate::setup::Host, &str, &str)] = &[
 /// line) anywhere else.
 fn host_check() -> Option<Check> {
     const NAME: &str = "host";
-    let &(_, host, id, title) = HOSTS_BY_ENV
+    let &(_, _, host, id, title) = HOSTS_BY_ENV
         .iter()
-        .find(|(key, ..)| var(key).as_deref() == Some("1"))?;
+        .find(|(key, value, ..)| var(key).as_deref() == Some(*value))?;
     let places = match crate::setup::Places::from_env() {
         Ok(p) => p,
         Err(e) => return Some(fail(NAME, format!("{title}: {e}"))),

@@ -1,5 +1,5 @@
-//! `herdr-link guard --host claude|codex|opencode|gemini|qwen`: the Bash guard as a pre-tool
-//! command hook.
+//! `herdr-link guard --host claude|codex|opencode|gemini|qwen|copilot|droid|cline|kimi`: the Bash
+//! guard as a pre-tool command hook.
 //!
 //! Reads the host's hook JSON on stdin, judges the shell command with the library's guard
 //! ([`herdr_link::guard::judge`], the analysis behind `hl_bash_guard`), and blocks only when the
@@ -9,7 +9,11 @@
 //! exit 0 with nothing written. Bad or unexpected input always allows, with one line in the
 //! operator log. No runtime, no bootstrap, no Herdr call. Gemini CLI (`BeforeTool`) and Qwen
 //! Code (`PreToolUse`) take the same exit status 2 with the reason on stderr
-//! (docs/hosts-gemini-qwen.md).
+//! (docs/hosts-gemini-qwen.md). Factory Droid (`Execute`) and Kimi Code (`Bash`) take exit 2 too;
+//! GitHub Copilot CLI gets its `permissionDecision: "deny"` JSON (its exit 2 drops the reason)
+//! and Cline its `overrideInput` JSON, replacing the commands with one that fails with the reason
+//! (Cline's exit status never blocks and its `cancel` ends the whole run;
+//! docs/hosts-more.md).
 //!
 //! With `--shim DIR` (setup writes it for hosts whose commands it runs with the herdr shim first
 //! on PATH) a `herdr` whose arguments the text cannot know (`herdr "$@"` with values from
@@ -40,6 +44,35 @@ pub enum Host {
     Gemini,
     /// Qwen Code `PreToolUse` (`tool_name` "run_shell_command", `tool_input.command`).
     Qwen,
+    /// GitHub Copilot CLI `preToolUse` (`toolName` "bash", `toolArgs.command`, `sessionId`).
+    Copilot,
+    /// Factory Droid `PreToolUse` (Claude Code's shape, `tool_name` "Execute").
+    Droid,
+    /// Cline `PreToolUse` (`preToolUse.toolName` "run_commands", `parameters.commands`, `taskId`).
+    Cline,
+    /// Kimi Code `PreToolUse` (Claude Code's shape, `tool_name` "Bash").
+    Kimi,
+}
+
+/// How a host's hook input carries a shell call: the keys of its session id, tool name and
+/// arguments object, the shell tool's name, and the key of the command(s) in the arguments.
+struct Shape {
+    session: &'static str,
+    tool: &'static str,
+    shell: &'static str,
+    args: &'static str,
+    command: &'static str,
+}
+
+/// How a block is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    /// Exit status [`EXIT_BLOCK`], the reason on stderr.
+    Exit2,
+    /// Copilot CLI: `{"permissionDecision":"deny","permissionDecisionReason":R}` on stdout.
+    CopilotJson,
+    /// Cline: `{"overrideInput":{"commands":[FAILING]},"contextModification":R}` on stdout.
+    ClineOverride,
 }
 
 impl Host {
@@ -51,7 +84,57 @@ impl Host {
             "opencode" => Some(Host::OpenCode),
             "gemini" => Some(Host::Gemini),
             "qwen" => Some(Host::Qwen),
+            "copilot" => Some(Host::Copilot),
+            "droid" => Some(Host::Droid),
+            "cline" => Some(Host::Cline),
+            "kimi" => Some(Host::Kimi),
             _ => None,
+        }
+    }
+
+    /// Where this host's hook input puts the shell call.
+    fn shape(self) -> Shape {
+        let claude_like = |shell| Shape {
+            session: "session_id",
+            tool: "tool_name",
+            shell,
+            args: "tool_input",
+            command: "command",
+        };
+        match self {
+            Host::Claude | Host::Codex => claude_like("Bash"),
+            Host::OpenCode => Shape {
+                session: "sessionID",
+                tool: "tool",
+                shell: "bash",
+                args: "args",
+                command: "command",
+            },
+            Host::Gemini | Host::Qwen => claude_like("run_shell_command"),
+            Host::Copilot => Shape {
+                session: "sessionId",
+                tool: "toolName",
+                shell: "bash",
+                args: "toolArgs",
+                command: "command",
+            },
+            Host::Droid => claude_like("Execute"),
+            Host::Cline => Shape {
+                session: "taskId",
+                tool: "toolName",
+                shell: "run_commands",
+                args: "parameters",
+                command: "commands",
+            },
+            Host::Kimi => claude_like("Bash"),
+        }
+    }
+
+    fn answer(self) -> Answer {
+        match self {
+            Host::Copilot => Answer::CopilotJson,
+            Host::Cline => Answer::ClineOverride,
+            _ => Answer::Exit2,
         }
     }
 
@@ -61,8 +144,10 @@ impl Host {
     /// reason names both.
     fn send_form(self) -> guard::SendForm {
         match self {
-            Host::Codex | Host::Qwen => guard::SendForm::GatewayAction,
-            Host::Claude | Host::OpenCode | Host::Gemini => guard::SendForm::Either,
+            Host::Codex | Host::Qwen | Host::Cline | Host::Kimi => guard::SendForm::GatewayAction,
+            Host::Claude | Host::OpenCode | Host::Gemini | Host::Copilot | Host::Droid => {
+                guard::SendForm::Either
+            }
         }
     }
 
@@ -73,6 +158,10 @@ impl Host {
             Host::OpenCode => "opencode",
             Host::Gemini => "gemini",
             Host::Qwen => "qwen",
+            Host::Copilot => "copilot",
+            Host::Droid => "droid",
+            Host::Cline => "cline",
+            Host::Kimi => "kimi",
         }
     }
 }
@@ -105,35 +194,87 @@ impl Decision {
     }
 }
 
-/// The command and session id of one hook input, or why the input is not a shell call to judge.
-fn parse(host: Host, input: &[u8]) -> Result<(String, Option<String>), (String, Option<String>)> {
+/// The shell command(s) and session id of one hook input, or why the input is not a shell call
+/// to judge.
+#[allow(clippy::type_complexity)]
+fn parse(
+    host: Host,
+    input: &[u8],
+) -> Result<(Vec<String>, Option<String>), (String, Option<String>)> {
     let v: Value = serde_json::from_slice(input)
         .map_err(|e| (format!("hook input is not JSON: {e}"), None))?;
     let obj = v
         .as_object()
         .ok_or_else(|| ("hook input is not a JSON object".to_string(), None))?;
-    let (session_key, tool_key, tool_want, args_key) = match host {
-        Host::Claude | Host::Codex => ("session_id", "tool_name", "Bash", "tool_input"),
-        Host::OpenCode => ("sessionID", "tool", "bash", "args"),
-        Host::Gemini | Host::Qwen => ("session_id", "tool_name", "run_shell_command", "tool_input"),
-    };
+    let sh = host.shape();
     let session = obj
-        .get(session_key)
+        .get(sh.session)
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .map(str::to_string);
     let fail = |why: String| (why, session.clone());
-    match obj.get(tool_key) {
-        Some(Value::String(t)) if t == tool_want => {}
-        Some(Value::String(t)) => return Err(fail(format!("not a {tool_want} call: {t:?}"))),
-        _ => return Err(fail(format!("`{tool_key}` is missing or not a string"))),
+    // Cline nests the call under `preToolUse`.
+    let call = match host {
+        Host::Cline => obj
+            .get("preToolUse")
+            .and_then(Value::as_object)
+            .ok_or_else(|| fail("`preToolUse` is missing or not an object".into()))?,
+        _ => obj,
+    };
+    match call.get(sh.tool) {
+        Some(Value::String(t)) if t == sh.shell => {}
+        Some(Value::String(t)) => return Err(fail(format!("not a {} call: {t:?}", sh.shell))),
+        _ => return Err(fail(format!("`{}` is missing or not a string", sh.tool))),
     }
-    let command = obj
-        .get(args_key)
-        .and_then(|a| a.get("command"))
-        .and_then(Value::as_str)
-        .ok_or_else(|| fail(format!("`{args_key}.command` is missing or not a string")))?;
-    Ok((command.to_string(), session))
+    let missing = || {
+        fail(format!(
+            "`{}.{}` is missing or not a string",
+            sh.args, sh.command
+        ))
+    };
+    // Copilot CLI has sent `toolArgs` as an object and, in older versions, as JSON text.
+    let args = match call.get(sh.args) {
+        Some(Value::String(text)) if host == Host::Copilot => {
+            serde_json::from_str::<Value>(text).map_err(|_| missing())?
+        }
+        Some(a) => a.clone(),
+        None => return Err(missing()),
+    };
+    let command = args.get(sh.command).ok_or_else(missing)?;
+    let commands = match (host, command) {
+        // Cline's `commands`: a list, sent as JSON text or as a list.
+        (Host::Cline, Value::String(text)) => match serde_json::from_str::<Value>(text) {
+            Ok(list @ Value::Array(_)) => strings(&list).ok_or_else(missing)?,
+            _ => vec![text.clone()],
+        },
+        (Host::Cline, list @ Value::Array(_)) => strings(list).ok_or_else(missing)?,
+        (_, Value::String(c)) => vec![c.clone()],
+        _ => return Err(missing()),
+    };
+    Ok((commands, session))
+}
+
+/// The prefix of the names Copilot CLI gives the `herdr_link` server's tools (`<server>-<tool>`).
+const COPILOT_LINK_TOOLS: &str = "herdr_link-";
+
+/// Whether `input` is Copilot CLI's `preToolUse` for one of Link's own MCP tools: the hook
+/// grants it (`permissionDecision: "allow"`), so Link's tools, and only they, run without a
+/// prompt in Copilot CLI's default ("Manual Approval") mode, which has no user setting for it.
+pub fn copilot_grant(host: Host, input: &[u8]) -> bool {
+    host == Host::Copilot
+        && serde_json::from_slice::<Value>(input).is_ok_and(|v| {
+            v.get("toolName")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.starts_with(COPILOT_LINK_TOOLS))
+        })
+}
+
+/// A JSON array of strings, or `None`.
+fn strings(list: &Value) -> Option<Vec<String>> {
+    list.as_array()?
+        .iter()
+        .map(|c| c.as_str().map(str::to_string))
+        .collect()
 }
 
 /// Whether the shim directory `dir` (from `--shim`) still holds the shim (a `herdr` there that
@@ -155,11 +296,22 @@ pub fn decide(
     shim: impl FnOnce() -> bool,
     lookup: impl FnOnce(Option<&str>) -> Result<Lookup, String>,
 ) -> Decision {
-    let (command, session) = match parse(host, input) {
+    let (commands, session) = match parse(host, input) {
         Ok(p) => p,
         Err((why, session)) => return Decision::allow(Some(why), session),
     };
-    let (cautious, verdict) = guard::judge_layered(&command, shim);
+    // Several commands (Cline's `run_commands`): the first one that would be blocked decides.
+    let mut shim = Some(shim);
+    let mut present = None;
+    let mut judged = (Verdict::Allow, Verdict::Allow);
+    for command in &commands {
+        let ask = || *present.get_or_insert_with(|| shim.take().is_some_and(|f| f()));
+        judged = guard::judge_layered(command, ask);
+        if judged.0 != Verdict::Allow {
+            break;
+        }
+    }
+    let (cautious, verdict) = judged;
     if cautious != Verdict::Allow && verdict == Verdict::Allow {
         return Decision::allow(
             Some(format!(
@@ -239,15 +391,61 @@ pub fn run(host: Host, shim: Option<&Path>) -> i32 {
             .since(started)
             .record_now();
     }
-    match decision.block {
-        Some(reason) => {
-            let _ = writeln!(std::io::stderr().lock(), "{reason}");
-            EXIT_BLOCK
-        }
-        None => 0,
+    let grant = decision.block.is_none() && copilot_grant(host, &input);
+    let (stdout, stderr, status) = answer(host, decision.block, grant);
+    if !stdout.is_empty() {
+        let _ = std::io::stdout().lock().write_all(stdout.as_bytes());
     }
+    if !stderr.is_empty() {
+        let _ = std::io::stderr().lock().write_all(stderr.as_bytes());
+    }
+    status
 }
 
+/// What the hook of `host` writes (stdout, stderr) and its exit status, for a block with
+/// `reason` or (`None`) an allow; `grant`: Copilot CLI's allow for one of Link's own tools
+/// ([`copilot_grant`]).
+pub fn answer(host: Host, block: Option<&str>, grant: bool) -> (String, String, i32) {
+    match (host.answer(), block) {
+        (Answer::Exit2, Some(reason)) => (String::new(), format!("{reason}\n"), EXIT_BLOCK),
+        (Answer::CopilotJson, Some(reason)) => (
+            format!(
+                "{}\n",
+                serde_json::json!({"permissionDecision": "deny", "permissionDecisionReason": reason})
+            ),
+            String::new(),
+            0,
+        ),
+        // The commands Cline runs instead: one that fails with the reason on stderr, so the
+        // model gets a failed call (the original never runs), and the reason once more as the
+        // hook's context message.
+        (Answer::ClineOverride, Some(reason)) => {
+            let failing = format!(
+                "printf '%s\\n' {} >&2; exit 1",
+                herdr_link::paths::shell_word(reason)
+            );
+            (
+                format!(
+                    "{}\n",
+                    serde_json::json!({
+                        "overrideInput": {"commands": [failing]},
+                        "contextModification": reason,
+                    })
+                ),
+                String::new(),
+                0,
+            )
+        }
+        // Cline reads a JSON object on stdout whatever the answer.
+        (Answer::ClineOverride, None) => ("{}\n".into(), String::new(), 0),
+        (Answer::CopilotJson, None) if grant => (
+            format!("{}\n", serde_json::json!({"permissionDecision": "allow"})),
+            String::new(),
+            0,
+        ),
+        (_, None) => (String::new(), String::new(), 0),
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -540,5 +738,144 @@ mod tests {
         assert!(decide(Host::Claude, wait.as_bytes(), no_shim, active(None))
             .block
             .is_none());
+    }
+
+    /// The hook inputs of the four hosts of docs/hosts-more.md as the pinned versions send them:
+    /// only their shell tool is judged, each blocks in its own way, and Cline's list of
+    /// commands (JSON text inside the JSON) is judged command by command.
+    #[test]
+    fn copilot_droid_cline_and_kimi_shapes() {
+        let copilot = r#"{"sessionId":"c-1","timestamp":1,"cwd":"/p","toolName":"bash","toolArgs":{"command":"herdr agent wait beta","description":"d"}}"#;
+        let d = decide(Host::Copilot, copilot.as_bytes(), no_shim, active(None));
+        assert_eq!(d.block, Verdict::BlockEndTurn.reason());
+        assert_eq!(d.session.as_deref(), Some("c-1"));
+        // toolArgs as JSON text (older Copilot CLI) is read the same way.
+        let text = serde_json::json!({"sessionId":"c-1","toolName":"bash",
+            "toolArgs":"{\"command\":\"herdr agent wait beta\"}"})
+        .to_string();
+        assert!(
+            decide(Host::Copilot, text.as_bytes(), no_shim, active(None))
+                .block
+                .is_some()
+        );
+        let mcp = copilot.replace("\"bash\"", "\"herdr_link-herdr_link\"");
+        assert_eq!(
+            decide(Host::Copilot, mcp.as_bytes(), no_shim, active(None)).block,
+            None
+        );
+        let (out, err, status) = answer(Host::Copilot, Verdict::BlockEndTurn.reason(), false);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["permissionDecision"], "deny");
+        assert_eq!(
+            v["permissionDecisionReason"].as_str(),
+            Verdict::BlockEndTurn.reason()
+        );
+        assert_eq!((err.as_str(), status), ("", 0));
+        assert_eq!(
+            answer(Host::Copilot, None, false),
+            (String::new(), String::new(), 0)
+        );
+        // Link's own tools are granted; nothing else is, and no other host grants.
+        assert!(copilot_grant(Host::Copilot, mcp.as_bytes()));
+        assert!(!copilot_grant(Host::Copilot, copilot.as_bytes()));
+        let other_mcp = copilot.replace("\"bash\"", "\"github-search_code\"");
+        assert!(!copilot_grant(Host::Copilot, other_mcp.as_bytes()));
+        assert!(!copilot_grant(Host::Claude, mcp.as_bytes()));
+        let (out, _, status) = answer(Host::Copilot, None, true);
+        assert_eq!(
+            (serde_json::from_str::<Value>(&out).unwrap(), status),
+            (serde_json::json!({"permissionDecision": "allow"}), 0)
+        );
+
+        let droid = r#"{"session_id":"d-1","hook_event_name":"PreToolUse","permission_mode":"auto-high","tool_name":"Execute","tool_input":{"command":"herdr agent prompt beta hi --wait","riskLevel":"low","riskLevelReason":"r"}}"#;
+        let d = decide(Host::Droid, droid.as_bytes(), no_shim, active(None));
+        assert_eq!(d.block, Verdict::Block.reason_for(guard::SendForm::Either));
+        let kimi = r#"{"hook_event_name":"PreToolUse","session_id":"k-1","cwd":"/p","client_type":"kimi_code_cli","tool_name":"Bash","tool_input":{"command":"herdr agent prompt beta hi --wait","description":"d"},"tool_call_id":"t"}"#;
+        let d = decide(Host::Kimi, kimi.as_bytes(), no_shim, active(None));
+        assert_eq!(
+            d.block,
+            Verdict::Block.reason_for(guard::SendForm::GatewayAction)
+        );
+        for host in [Host::Droid, Host::Kimi] {
+            let (out, err, status) = answer(host, Verdict::BlockEndTurn.reason(), false);
+            assert_eq!((out.as_str(), status), ("", EXIT_BLOCK));
+            assert_eq!(err.trim_end(), Verdict::BlockEndTurn.reason().unwrap());
+        }
+        // Each host's own shell tool only: Droid's shape with Kimi's tool, and the other way.
+        assert_eq!(
+            decide(Host::Droid, kimi.as_bytes(), no_shim, active(None)).block,
+            None
+        );
+        assert_eq!(
+            decide(Host::Kimi, droid.as_bytes(), no_shim, active(None)).block,
+            None
+        );
+
+        let cline = |commands: Value| {
+            serde_json::json!({"taskId":"t-1","hookName":"tool_call",
+                "preToolUse":{"toolName":"run_commands","parameters":{"commands":commands}}})
+            .to_string()
+        };
+        let text = cline(Value::from(r#"["ls","herdr agent wait beta"]"#));
+        let d = decide(Host::Cline, text.as_bytes(), no_shim, active(None));
+        assert_eq!(d.block, Verdict::BlockEndTurn.reason());
+        assert_eq!(d.session.as_deref(), Some("t-1"));
+        let list = cline(serde_json::json!(["herdr agent prompt beta hi --wait"]));
+        assert_eq!(
+            decide(Host::Cline, list.as_bytes(), no_shim, active(None)).block,
+            Verdict::Block.reason_for(guard::SendForm::GatewayAction)
+        );
+        let plain = cline(Value::from("herdr agent wait beta"));
+        assert!(decide(Host::Cline, plain.as_bytes(), no_shim, active(None))
+            .block
+            .is_some());
+        let fine = cline(Value::from(r#"["ls","echo hi"]"#));
+        assert_eq!(
+            decide(Host::Cline, fine.as_bytes(), no_shim, active(None)).block,
+            None
+        );
+        // The shim is asked once for all the commands, and only when one would be blocked.
+        let unknown = cline(serde_json::json!(["herdr \"$@\"", "herdr \"$X\""]));
+        let asked = std::cell::Cell::new(0);
+        let d = decide(
+            Host::Cline,
+            unknown.as_bytes(),
+            || {
+                asked.set(asked.get() + 1);
+                true
+            },
+            active(None),
+        );
+        assert_eq!((d.block, asked.get()), (None, 1));
+        decide(
+            Host::Cline,
+            fine.as_bytes(),
+            || panic!("asked"),
+            active(None),
+        );
+        let other = text.replace("run_commands", "read_files");
+        assert_eq!(
+            decide(Host::Cline, other.as_bytes(), no_shim, active(None)).block,
+            None
+        );
+        let (out, err, status) = answer(Host::Cline, Verdict::BlockEndTurn.reason(), false);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            v["contextModification"].as_str(),
+            Verdict::BlockEndTurn.reason()
+        );
+        let failing = v["overrideInput"]["commands"][0].as_str().unwrap();
+        let ran = std::process::Command::new("sh")
+            .args(["-c", failing])
+            .output()
+            .unwrap();
+        assert_eq!(ran.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8_lossy(&ran.stderr).trim_end(),
+            Verdict::BlockEndTurn.reason().unwrap()
+        );
+        assert!(v.get("cancel").is_none(), "cancel ends Cline's whole run");
+        assert_eq!((err.as_str(), status), ("", 0));
+        assert_eq!(answer(Host::Cline, None, false).0, "{}\n");
     }
 }

@@ -22,11 +22,12 @@ const USAGE: &str = "usage:
                                        serve MCP over stdio (start's config is read under DIR,
                                        default: the current directory)
   herdr-link guard --host HOST [--shim DIR]
-                                       pre-tool hook (HOST: claude, codex, opencode, gemini or qwen): reads the
-                                       hook JSON on stdin; exit 2 + reason on stderr blocks a
-                                       Herdr wait of an activated session, exit 0 allows
+                                       pre-tool hook (HOST: claude, codex, opencode, gemini, qwen,
+                                       copilot, droid, cline or kimi): reads the hook JSON on
+                                       stdin and blocks a Herdr wait of an activated session in
+                                       the host's own way (herdr-link guard --help)
   herdr-link doctor [--pane PANE]      read-only diagnosis of the Herdr environment (exit 0 or 1)
-  herdr-link setup <claude|codex|opencode|gemini|qwen|pi> [--project DIR] [--dry-run] [--uninstall] ...
+  herdr-link setup <claude|codex|opencode|gemini|qwen|copilot|droid|cline|kimi|pi> [--project DIR] [--dry-run] [--uninstall] ...
                                        register Herdr Link and its Bash guard with a host
                                        (herdr-link setup --help)
   herdr-link shim-env --dir DIR [--print|--json]
@@ -81,14 +82,19 @@ moved pane, as Link does) and `agent list`; renames and prompts nothing.
                 pane in HERDR_PLUGIN_CONTEXT_JSON is used)";
 
 const GUARD_HELP: &str =
-    "usage: herdr-link guard --host claude|codex|opencode|gemini|qwen [--shim DIR]
+    "usage: herdr-link guard --host claude|codex|opencode|gemini|qwen|copilot|droid|cline|kimi [--shim DIR]
 
 The Bash guard as a pre-tool command hook (Claude Code and Codex: PreToolUse, matcher Bash;
 Gemini CLI: BeforeTool, Qwen Code: PreToolUse, both matcher run_shell_command; OpenCode on the
-MCP route: the plugin herdr-link setup opencode writes). Reads the host's hook
-JSON on stdin. Once this host session activated Herdr Link through its herdr_link MCP server,
-`herdr agent wait` and `herdr agent prompt --wait` are blocked: exit status 2, the reason on
-stderr. Everything else, and any unexpected input, is allowed: exit status 0, no output.
+MCP route: the plugin herdr-link setup opencode writes; GitHub Copilot CLI: preToolUse on bash;
+Factory Droid: PreToolUse, matcher Execute; Kimi Code: PreToolUse, matcher Bash; Cline: the
+PreToolUse hook file, on run_commands). Reads the host's hook JSON on stdin. Once this host
+session activated Herdr Link through its herdr_link MCP server, `herdr agent wait` and `herdr
+agent prompt --wait` are blocked: exit status 2 with the reason on stderr (Copilot CLI: a
+permissionDecision \"deny\" object on stdout, and \"allow\" for Link's own herdr_link-* tools;
+Cline: an overrideInput object on stdout that replaces the commands with one failing with the
+reason). Everything else, and any unexpected
+input, is allowed: exit status 0, no output (Cline: {}).
 
   --shim DIR   the host runs its commands with the herdr shim DIR first on PATH (setup writes
                this where it puts the shim there): while DIR/herdr exists, a herdr whose
@@ -205,10 +211,10 @@ fn parse_guard(rest: &[String]) -> Result<Command, String> {
             return Err(format!("{flag} given twice"));
         }
     }
-    let host = host.ok_or("guard needs --host claude|codex|opencode|gemini|qwen")?;
-    let host = hook::Host::parse(&host).ok_or_else(|| {
-        format!("unknown --host {host:?}: use claude, codex, opencode, gemini or qwen")
-    })?;
+    const HOSTS: &str = "claude, codex, opencode, gemini, qwen, copilot, droid, cline or kimi";
+    let host = host.ok_or_else(|| format!("guard needs --host HOST: {HOSTS}"))?;
+    let host =
+        hook::Host::parse(&host).ok_or_else(|| format!("unknown --host {host:?}: use {HOSTS}"))?;
     Ok(Command::Guard {
         host,
         shim: shim.map(PathBuf::from),
@@ -266,7 +272,10 @@ fn parse_mcp(rest: &[String]) -> Result<Command, String> {
     let host = match host {
         None => None,
         Some(h) => Some(McpHost::parse(&h).ok_or_else(|| {
-            format!("unknown --host {h:?}: use claude, codex, opencode, gemini, qwen or agy")
+            format!(
+                "unknown --host {h:?}: use claude, codex, opencode, gemini, qwen, copilot, \
+                 droid, cline, kimi or agy"
+            )
         })?),
     };
     if let Some(name) = &server_name {

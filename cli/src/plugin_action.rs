@@ -22,10 +22,11 @@ pub const USAGE: &str = "usage: herdr-link plugin-action <action>
 The actions herdr-plugin.toml declares, as Herdr runs them (HERDR_PLUGIN_ROOT,
 HERDR_PLUGIN_STATE_DIR and HERDR_BIN_PATH set by Herdr):
 
-  setup-claude, setup-codex, setup-opencode, setup-gemini, setup-qwen, setup-pi
+  setup-claude, setup-codex, setup-opencode, setup-gemini, setup-qwen, setup-copilot,
+  setup-droid, setup-cline, setup-kimi, setup-pi
         herdr-link setup <host> with this binary and the invoking Herdr
   uninstall-claude, uninstall-codex, uninstall-opencode, uninstall-gemini, uninstall-qwen,
-  uninstall-pi
+  uninstall-copilot, uninstall-droid, uninstall-cline, uninstall-kimi, uninstall-pi
         herdr-link setup <host> --uninstall
 
   watch
@@ -43,13 +44,18 @@ const HOSTS: &[(&str, &str)] = &[
     ("opencode", "OpenCode"),
     ("gemini", "Gemini CLI"),
     ("qwen", "Qwen Code"),
+    ("copilot", "Copilot CLI"),
+    ("droid", "Droid"),
+    ("cline", "Cline"),
+    ("kimi", "Kimi Code"),
     ("pi", "Pi"),
 ];
 
 /// One plugin action: a host and whether it installs or removes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Action {
-    /// `setup`'s host name (`claude`, `codex`, `opencode`, `gemini`, `qwen`, `pi`).
+    /// `setup`'s host name (`claude`, `codex`, `opencode`, `gemini`, `qwen`, `copilot`, `droid`,
+    /// `cline`, `kimi`, `pi`).
     pub host: &'static str,
     /// How the summary names the host.
     pub title: &'static str,

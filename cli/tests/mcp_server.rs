@@ -620,7 +620,7 @@ fn the_appendix_names_the_tools_as_the_host_shows_them() {
         server: server.to_string(),
     };
     let w = World::new(WORLD);
-    let cases: [(&[&str], &str, McpNaming); 10] = [
+    let cases: [(&[&str], &str, McpNaming); 14] = [
         (&[], "Claude Code", naming(McpHost::Claude, "herdr_link")),
         (
             &[],
@@ -660,6 +660,27 @@ fn the_appendix_names_the_tools_as_the_host_shows_them() {
             "raw-test",
             naming(McpHost::Gemini, "herdr_link"),
         ),
+        // What setup writes for these four: `mcp --host <host>`.
+        (
+            &["--host", "copilot"],
+            "raw-test",
+            naming(McpHost::Copilot, "herdr_link"),
+        ),
+        (
+            &["--host", "droid"],
+            "raw-test",
+            naming(McpHost::Droid, "herdr_link"),
+        ),
+        (
+            &["--host", "cline"],
+            "raw-test",
+            naming(McpHost::Cline, "herdr_link"),
+        ),
+        (
+            &["--host", "kimi"],
+            "raw-test",
+            naming(McpHost::Kimi, "herdr_link"),
+        ),
     ];
     for (args, client, expected) in cases {
         let mut s = Server::start(&w.inside(), args, None);
@@ -695,11 +716,23 @@ fn the_appendix_names_the_tools_as_the_host_shows_them() {
                 assert!(text.contains("herdr_link_send -> mcp_herdr_link_herdr_link_send"));
                 assert!(!text.contains("mcp__"), "{text}");
             }
-            McpHost::Qwen => {
+            McpHost::Qwen | McpHost::Kimi => {
                 assert!(text.contains(
                     "call mcp__herdr_link__herdr_link with action start, send, peers or close"
                 ));
                 assert!(!text.contains(" -> "), "{text}");
+            }
+            McpHost::Copilot => {
+                assert!(text.contains("herdr_link_send -> herdr_link-herdr_link_send"))
+            }
+            McpHost::Droid => {
+                assert!(text.contains("herdr_link_send -> herdr_link___herdr_link_send"))
+            }
+            McpHost::Cline => {
+                assert!(text.contains(
+                    "call herdr_link__herdr_link with action start, send, peers or close"
+                ));
+                assert!(!text.contains("mcp__"), "{text}");
             }
             McpHost::Other => assert!(!text.contains(" -> "), "{text}"),
         }

@@ -333,7 +333,9 @@ fn manifest_offers_doctor_and_setup_and_uninstall_for_every_host() {
     let m = check_manifest(&manifest_text()).unwrap();
     let ids: BTreeSet<&str> = m.actions.iter().map(|a| a.id.as_str()).collect();
     let mut want: BTreeSet<String> = ["doctor".to_string(), "watch".to_string()].into();
-    for host in ["claude", "codex", "opencode", "gemini", "qwen", "pi"] {
+    for host in [
+        "claude", "codex", "opencode", "gemini", "qwen", "copilot", "droid", "cline", "kimi", "pi",
+    ] {
         want.insert(format!("setup-{host}"));
         want.insert(format!("uninstall-{host}"));
     }
@@ -494,7 +496,7 @@ fn ok(out: &Output) -> String {
     stdout
 }
 
-/// setup-claude/codex/opencode/gemini/qwen write what `herdr-link setup <host>` writes (with the invoking
+/// setup-claude/codex/opencode/gemini/qwen/copilot/droid/cline/kimi write what `herdr-link setup <host>` writes (with the invoking
 /// Herdr deciding the HERDR_BIN_PATH pin), say what to restart, and uninstall-<host> gives the
 /// same files back as `setup --uninstall`.
 #[test]
@@ -507,6 +509,10 @@ fn setup_actions_write_what_setup_writes() {
         ("opencode", "OpenCode"),
         ("gemini", "Gemini CLI"),
         ("qwen", "Qwen Code"),
+        ("copilot", "Copilot CLI"),
+        ("droid", "Droid"),
+        ("cline", "Cline"),
+        ("kimi", "Kimi Code"),
     ] {
         for version in ["0.8.2", "0.8.0"] {
             let herdr = w.herdr(version);

@@ -699,7 +699,9 @@ fn every_subcommand_has_help_and_a_bare_call_prints_usage() {
 fn usage_and_bad_arguments() {
     let h = Home::new("usage");
     let out = ok(&h.setup(&["--help"]));
-    assert!(out.starts_with("usage: herdr-link setup <claude|codex|opencode|gemini|qwen|pi>"));
+    assert!(out.starts_with(
+        "usage: herdr-link setup <claude|codex|opencode|gemini|qwen|copilot|droid|cline|kimi|pi>"
+    ));
     for bad in [
         &["vim"][..],
         &[][..],
@@ -708,6 +710,7 @@ fn usage_and_bad_arguments() {
         &["codex", "--pass-env", "A B"][..],
         &["gemini", "--pass-env", "X"][..],
         &["qwen", "--package", "p"][..],
+        &["kimi", "--pass-env", "X"][..],
         &["claude", "--frobnicate"][..],
     ] {
         let out = h.setup(bad);
@@ -1171,4 +1174,228 @@ fn gemini_and_qwen_malformed_settings_write_nothing() {
         let out = h.setup(&[host, "--herdr", herdr.to_str().unwrap()]);
         assert!(String::from_utf8_lossy(&out.stderr).contains("`mcpServers` is not a JSON object"));
     }
+}
+
+/// Copilot CLI, Factory Droid, Cline and Kimi Code (docs/hosts-more.md): setup merges its
+/// entries into the user's existing files (their keys, order and comments stay), backs up what
+/// it changes, writes nothing with `--dry-run`, changes nothing on a second run, puts the shim
+/// block in the interactive shell's startup file, and `--uninstall` gives the files back.
+#[test]
+fn copilot_droid_cline_and_kimi_merge_are_idempotent_and_uninstall() {
+    let mine_json = "{\n  \"theme\": \"dark\",\n  \"mcpServers\": {\n    \"github\": {\n      \"command\": \"gh-mcp\",\n      \"args\": []\n    }\n  }\n}\n";
+    let kimi_toml = "# my kimi\ndefault_model = \"k2\"\n\n[[hooks]]\nevent = \"Stop\"\ncommand = \"notify\" # ping\n";
+    struct Case {
+        host: &'static str,
+        /// Files the user already has.
+        existing: Vec<(&'static str, &'static str)>,
+        /// (file, what setup must have put there).
+        check: fn(&Home) -> (),
+    }
+    let cases = [
+        Case {
+            host: "copilot",
+            existing: vec![
+                ("cop/mcp-config.json", mine_json),
+                (
+                    "cop/settings.json",
+                    "{\n  \"model\": \"gpt-5\",\n  \"hooks\": {\n    \"preToolUse\": [\n      {\"type\": \"command\", \"bash\": \"lint\", \"timeoutSec\": 5}\n    ]\n  }\n}\n",
+                ),
+            ],
+            check: |h| {
+                let m: Value = serde_json::from_str(&h.read("cop/mcp-config.json")).unwrap();
+                assert_eq!(keys(&m["mcpServers"]), ["github", "herdr_link"]);
+                assert_eq!(
+                    m["mcpServers"]["herdr_link"],
+                    json!({"type": "local", "tools": ["*"], "command": "/usr/bin/herdr-link",
+                        "args": ["mcp", "--host", "copilot"]})
+                );
+                let s: Value = serde_json::from_str(&h.read("cop/settings.json")).unwrap();
+                let pre = s["hooks"]["preToolUse"].as_array().unwrap();
+                assert_eq!(pre.len(), 2);
+                assert_eq!(pre[0]["bash"], "lint");
+                assert_eq!(pre[1]["type"], "command");
+                assert!(pre[1]["bash"]
+                    .as_str()
+                    .unwrap()
+                    .contains(" guard --host copilot --shim "));
+            },
+        },
+        Case {
+            host: "droid",
+            existing: vec![
+                ("home/.factory/mcp.json", mine_json),
+                (
+                    "home/.factory/settings.json",
+                    "{\n  \"model\": \"x\",\n  \"hooks\": {\n    \"PreToolUse\": [\n      {\"matcher\": \"Edit\", \"hooks\": [{\"type\": \"command\", \"command\": \"fmt\"}]}\n    ]\n  }\n}\n",
+                ),
+            ],
+            check: |h| {
+                let m: Value =
+                    serde_json::from_str(&h.read("home/.factory/mcp.json")).unwrap();
+                assert_eq!(
+                    m["mcpServers"]["herdr_link"],
+                    json!({"type": "stdio", "command": "/usr/bin/herdr-link",
+                        "args": ["mcp", "--host", "droid"]})
+                );
+                let s: Value =
+                    serde_json::from_str(&h.read("home/.factory/settings.json")).unwrap();
+                let pre = s["hooks"]["PreToolUse"].as_array().unwrap();
+                assert_eq!(pre.len(), 2);
+                assert_eq!(pre[1]["matcher"], "Execute");
+                assert!(pre[1]["hooks"][0]["command"]
+                    .as_str()
+                    .unwrap()
+                    .contains(" guard --host droid --shim "));
+            },
+        },
+        Case {
+            host: "cline",
+            existing: vec![("cl/data/settings/cline_mcp_settings.json", mine_json)],
+            check: |h| {
+                let m: Value =
+                    serde_json::from_str(&h.read("cl/data/settings/cline_mcp_settings.json"))
+                        .unwrap();
+                assert_eq!(
+                    m["mcpServers"]["herdr_link"],
+                    json!({"disabled": false, "command": "/usr/bin/herdr-link",
+                        "args": ["mcp", "--host", "cline"]})
+                );
+                let hook = h.root.join("cl/hooks/PreToolUse");
+                let mode = fs::metadata(&hook).unwrap().permissions().mode();
+                assert_eq!(mode & 0o777, 0o755);
+                let text = fs::read_to_string(&hook).unwrap();
+                assert!(text.starts_with("#!/bin/sh\n"), "{text}");
+                assert!(text.contains("exec /usr/bin/herdr-link guard --host cline --shim "));
+            },
+        },
+        Case {
+            host: "kimi",
+            existing: vec![("kimi/mcp.json", mine_json), ("kimi/config.toml", kimi_toml)],
+            check: |h| {
+                let m: Value = serde_json::from_str(&h.read("kimi/mcp.json")).unwrap();
+                assert_eq!(
+                    m["mcpServers"]["herdr_link"],
+                    json!({"command": "/usr/bin/herdr-link", "args": ["mcp", "--host", "kimi"]})
+                );
+                let t = h.read("kimi/config.toml");
+                assert!(t.starts_with("# my kimi\n") && t.contains("# ping"), "{t}");
+                assert!(t.contains("[[hooks]]\nevent = \"PreToolUse\"\nmatcher = \"Bash\"\ncommand = \"/usr/bin/herdr-link guard --host kimi --shim "), "{t}");
+                assert!(t.contains("[[permission.rules]]\ndecision = \"allow\"\npattern = \"mcp__herdr_link__*\"\n"), "{t}");
+            },
+        },
+    ];
+    for case in cases {
+        let host = case.host;
+        let h = Home::new(&format!("more-{host}"));
+        for (rel, text) in &case.existing {
+            h.write(rel, text);
+        }
+        let rc = "alias ll='ls -l'\n";
+        h.write("home/.bashrc", rc);
+        let herdr = h.herdr("0.8.2");
+        let run = |args: &[&str]| {
+            Command::new(BIN)
+                .args(["setup", host, "--bin", "/usr/bin/herdr-link", "--herdr"])
+                .arg(&herdr)
+                .args(args)
+                .env_clear()
+                .env("HOME", h.home())
+                .env("SHELL", "/bin/bash")
+                .env("COPILOT_HOME", h.root.join("cop"))
+                .env("CLINE_DIR", h.root.join("cl"))
+                .env("KIMI_CODE_HOME", h.root.join("kimi"))
+                .current_dir(&h.root)
+                .output()
+                .unwrap()
+        };
+        let before = h.snapshot();
+        let out = ok(&run(&["--dry-run"]));
+        assert_eq!(h.snapshot(), before, "{host}: --dry-run wrote something");
+        assert!(
+            out.contains("herdr_link") || out.contains("guard --host"),
+            "{out}"
+        );
+        ok(&run(&[]));
+        (case.check)(&h);
+        assert!(
+            h.backups().len() >= case.existing.len(),
+            "{host}: {:?}",
+            h.backups()
+        );
+        let bashrc = h.read("home/.bashrc");
+        assert!(
+            bashrc.starts_with(rc)
+                && bashrc.contains(&format!(
+                    "# >>> herdr-link shim (herdr-link setup) >>>\n# for: {host}\n"
+                )),
+            "{host}: {bashrc}"
+        );
+        let first = h.snapshot();
+        ok(&run(&[]));
+        assert_eq!(h.snapshot(), first, "{host}: a second run changed files");
+        ok(&run(&["--uninstall"]));
+        for (rel, text) in &case.existing {
+            let now = h.read(rel);
+            if rel.ends_with(".json") {
+                assert_eq!(
+                    serde_json::from_str::<Value>(&now).unwrap(),
+                    serde_json::from_str::<Value>(text).unwrap(),
+                    "{host}: {rel}"
+                );
+            } else {
+                assert_eq!(&now, text, "{host}: {rel}");
+            }
+        }
+        assert_eq!(h.read("home/.bashrc"), rc, "{host}");
+        assert!(!h.root.join("cl/hooks/PreToolUse").exists(), "{host}");
+        // Project level.
+        fs::create_dir_all(h.root.join("proj")).unwrap();
+        ok(&run(&["--project", "proj"]));
+        let (rel, key) = match host {
+            "copilot" => ("proj/.github/mcp.json", "mcpServers"),
+            "droid" => ("proj/.factory/mcp.json", "mcpServers"),
+            "cline" => ("proj/.clinerules/hooks/PreToolUse", ""),
+            _ => ("proj/.kimi-code/mcp.json", "mcpServers"),
+        };
+        let text = h.read(rel);
+        if key.is_empty() {
+            assert!(text.contains("guard --host cline"), "{text}");
+        } else {
+            let v: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                v[key]["herdr_link"]["command"], "/usr/bin/herdr-link",
+                "{host}"
+            );
+        }
+        if host == "copilot" {
+            let v: Value =
+                serde_json::from_str(&h.read("proj/.github/hooks/herdr-link.json")).unwrap();
+            assert_eq!(v["version"], 1);
+            assert!(v["hooks"]["preToolUse"][0]["bash"]
+                .as_str()
+                .unwrap()
+                .contains("guard --host copilot"));
+            ok(&run(&["--project", "proj", "--uninstall"]));
+            assert_eq!(
+                serde_json::from_str::<Value>(&h.read("proj/.github/hooks/herdr-link.json"))
+                    .unwrap(),
+                json!({})
+            );
+        }
+    }
+}
+
+/// Cline runs one hook file per event: a PreToolUse hook of the user's own is never replaced.
+#[test]
+fn cline_keeps_a_hook_file_of_the_users_own() {
+    let h = Home::new("cline-own-hook");
+    let own = "#!/bin/sh\necho '{}'\n";
+    h.write("home/.cline/hooks/PreToolUse", own);
+    let herdr = h.herdr("0.8.2");
+    let before = h.snapshot();
+    let out = h.setup(&["cline", "--herdr", herdr.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is a PreToolUse hook of your own"), "{err}");
+    assert_eq!(h.snapshot(), before);
 }

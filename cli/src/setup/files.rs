@@ -16,6 +16,8 @@ pub struct Change {
     pub before: Option<String>,
     /// Wanted contents.
     pub after: Option<String>,
+    /// A file the host executes (Cline's hook): written with mode 0755.
+    pub executable: bool,
 }
 
 impl Change {
@@ -75,7 +77,7 @@ pub fn apply(changes: &[Change], dry_run: bool) -> Result<(), String> {
             None => None,
         };
         match &change.after {
-            Some(text) => write_atomic(&change.path, text)?,
+            Some(text) => write_atomic(&change.path, text, change.executable)?,
             None => {
                 fs::remove_file(&change.path).map_err(|e| format!("cannot remove {path}: {e}"))?
             }
@@ -114,8 +116,9 @@ fn backup(path: &Path) -> Result<PathBuf, String> {
     Ok(candidate)
 }
 
-/// Writes through a temp file in the same directory, then renames; keeps an existing mode.
-fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+/// Writes through a temp file in the same directory, then renames; keeps an existing mode
+/// (`executable`: mode 0755).
+fn write_atomic(path: &Path, text: &str, executable: bool) -> Result<(), String> {
     let shown = path.display();
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -131,6 +134,10 @@ fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
         f.sync_all()?;
         if let Ok(meta) = fs::metadata(path) {
             fs::set_permissions(&tmp, meta.permissions())?;
+        }
+        if executable {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755))?;
         }
         fs::rename(&tmp, path)
     })();

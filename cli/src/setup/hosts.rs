@@ -12,7 +12,7 @@ use herdr_link::herdr::{version, Herdr};
 use herdr_link::paths::{self, shell_word};
 
 /// The MCP server's name on every host (an underscore: a hyphen breaks Codex's tool surface).
-const SERVER: &str = "herdr_link";
+pub(super) const SERVER: &str = "herdr_link";
 
 /// The Claude Code permission rule that lets every tool of the server run without a prompt
 /// (`mcp__<server>` covers all of them): in Claude Code's default permission mode each MCP
@@ -147,7 +147,7 @@ fn shim_env_command(bin: &Path, dir: &Path) -> String {
 
 /// The guard hook command; `--shim DIR`: setup also puts the shim DIR first on PATH for this
 /// host's commands, so the hook leaves a `herdr` whose arguments the text cannot know to it.
-fn guard_command(bin: &Path, host: &str, shim_dir: &Path) -> String {
+pub(super) fn guard_command(bin: &Path, host: &str, shim_dir: &Path) -> String {
     format!(
         "{} guard --host {host} --shim {}",
         shell_word(&bin.display().to_string()),
@@ -156,7 +156,7 @@ fn guard_command(bin: &Path, host: &str, shim_dir: &Path) -> String {
 }
 
 /// Edits a JSON config file (created when missing); `edit` gets the parsed root object.
-fn json_change(
+pub(super) fn json_change(
     path: PathBuf,
     edit: impl FnOnce(&mut Value, &str) -> Result<(), String>,
 ) -> Result<Change, String> {
@@ -174,6 +174,7 @@ fn json_change(
         path,
         before,
         after,
+        executable: false,
     })
 }
 
@@ -197,6 +198,10 @@ pub fn plan(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         Host::OpenCode => opencode(o, cx),
         Host::Gemini => settings_host(o, cx, &GEMINI),
         Host::Qwen => settings_host(o, cx, &QWEN),
+        Host::Copilot => super::more_hosts::copilot(o, cx),
+        Host::Droid => super::more_hosts::droid(o, cx),
+        Host::Cline => super::more_hosts::cline(o, cx),
+        Host::Kimi => super::more_hosts::kimi(o, cx),
         Host::Pi => pi(o, cx),
     }
 }
@@ -330,6 +335,7 @@ fn codex(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         path,
         before,
         after,
+        executable: false,
     };
     let mut notes = Vec::new();
     if cx.project.is_some() && !o.uninstall {
@@ -366,6 +372,7 @@ fn jsonc_change(
         path,
         before,
         after,
+        executable: false,
     })
 }
 
@@ -422,6 +429,7 @@ fn opencode(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         path: guard_path,
         before,
         after,
+        executable: false,
     };
     changes.push(guard);
     Ok(Plan {
@@ -475,7 +483,7 @@ const QWEN: SettingsHost = SettingsHost {
     note: "Qwen Code honours trust for a server only in trusted folders when folder trust is on",
 };
 
-/// What a Gemini CLI or Qwen Code `settings.json` holds of setup's entries (for doctor).
+/// What a host's config file holds of setup's entries (for doctor).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Registration {
     /// The settings file looked at.
@@ -486,13 +494,14 @@ pub struct Registration {
     pub guard: bool,
 }
 
-/// The Gemini CLI / Qwen Code settings files that register Herdr Link for a session in `cwd`
-/// (the project's, then the user's), with what each holds; `None` for the other hosts.
+/// The files that register Herdr Link for a session in `cwd` of a host doctor recognises
+/// (Gemini CLI, Qwen Code and the hosts of `more_hosts`; the project's, then the user's), with
+/// what each holds; `None` for the other hosts.
 pub fn registrations(host: Host, places: &Places, cwd: &Path) -> Option<Vec<Registration>> {
     let h = match host {
         Host::Gemini => &GEMINI,
         Host::Qwen => &QWEN,
-        _ => return None,
+        _ => return super::more_hosts::registrations(host, places, cwd),
     };
     let files = [
         cwd.join(h.project_dir).join("settings.json"),

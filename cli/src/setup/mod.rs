@@ -10,21 +10,23 @@ mod files;
 mod hosts;
 mod json;
 mod jsonc;
+mod more_hosts;
 pub mod shim;
 
 use std::path::{Path, PathBuf};
 
 /// `herdr-link setup --help`.
-pub const USAGE: &str = "usage: herdr-link setup <claude|codex|opencode|gemini|qwen|pi> [options]
+pub const USAGE: &str = "usage: herdr-link setup <claude|codex|opencode|gemini|qwen|copilot|droid|cline|kimi|pi> [options]
 
 Registers Herdr Link with an agent host and installs the Bash guard hook, merging into the
 host's existing config files (every changed file is backed up first; a second run changes
 nothing). Every host also gets the herdr shim: $XDG_DATA_HOME/herdr-link/shim/herdr (default
 ~/.local/share/...), a link to this binary put first on PATH for the host's shell commands
 (Claude Code: a SessionStart hook writing to $CLAUDE_ENV_FILE; Codex: a block in the login
-profile its `bash -lc` commands read; OpenCode: the guard plugin's shell.env hook; Gemini CLI
-and Qwen Code: a block in the startup file of the shell Herdr starts them from, whose PATH their
-`bash -c` commands inherit; Pi: the extension). --uninstall keeps the shared shim link.
+profile its `bash -lc` commands read; OpenCode: the guard plugin's shell.env hook; Gemini CLI,
+Qwen Code, Copilot CLI, Droid, Cline and Kimi Code: a block in the startup file of the shell
+Herdr starts them from, whose PATH their shell commands inherit; Pi: the extension).
+--uninstall keeps the shared shim link.
 
   claude     MCP server in ~/.claude.json (mcpServers.herdr_link), guard hook in
              ~/.claude/settings.json; with --project DIR: DIR/.mcp.json, DIR/.claude/settings.json
@@ -41,6 +43,18 @@ and Qwen Code: a block in the startup file of the shell Herdr starts them from, 
   qwen       mcpServers.herdr_link (trusted, tools always loaded) and the guard as a PreToolUse
              hook on run_shell_command in $QWEN_HOME/settings.json (default ~/.qwen); with
              --project DIR: DIR/.qwen/settings.json
+  copilot    mcpServers.herdr_link in $COPILOT_HOME/mcp-config.json (default ~/.copilot) and the
+             guard as a preToolUse hook in $COPILOT_HOME/settings.json; with --project DIR:
+             DIR/.github/mcp.json and DIR/.github/hooks/herdr-link.json
+  droid      mcpServers.herdr_link in ~/.factory/mcp.json and the guard as a PreToolUse hook on
+             Execute in ~/.factory/settings.json; with --project DIR: DIR/.factory/
+  cline      mcpServers.herdr_link in $CLINE_DATA_DIR/settings/cline_mcp_settings.json (default
+             ~/.cline/data) and the guard as the hook file $CLINE_DIR/hooks/PreToolUse (default
+             ~/.cline); with --project DIR: the hook file DIR/.clinerules/hooks/PreToolUse
+  kimi       mcpServers.herdr_link in $KIMI_CODE_HOME/mcp.json (default ~/.kimi-code), the guard
+             as a [[hooks]] PreToolUse entry on Bash and an allow rule for the server's tools in
+             $KIMI_CODE_HOME/config.toml; with --project DIR: the server in
+             DIR/.kimi-code/mcp.json
   pi         runs `pi install <package>` (the Pi extension, which carries the guard itself;
              the package directory from hosts/pi/pack.sh);
              with --project DIR: `pi install -l` in DIR
@@ -57,6 +71,9 @@ options:
   --pi PATH          (pi) the pi executable (default: pi on PATH)
   -h, --help         this text";
 
+/// The host names `setup` takes, for messages.
+const HOSTS: &str = "claude, codex, opencode, gemini, qwen, copilot, droid, cline, kimi or pi";
+
 /// Which host to set up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Host {
@@ -70,6 +87,14 @@ pub enum Host {
     Gemini,
     /// Qwen Code (MCP + `PreToolUse` command hook).
     Qwen,
+    /// GitHub Copilot CLI (MCP + `preToolUse` command hook).
+    Copilot,
+    /// Factory Droid (MCP + `PreToolUse` command hook).
+    Droid,
+    /// Cline (MCP + the `PreToolUse` hook file).
+    Cline,
+    /// Kimi Code (MCP + `[[hooks]]` `PreToolUse`).
+    Kimi,
     /// Pi (its extension, via `pi install`).
     Pi,
 }
@@ -147,19 +172,18 @@ pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
                     "opencode" => Host::OpenCode,
                     "gemini" => Host::Gemini,
                     "qwen" => Host::Qwen,
+                    "copilot" => Host::Copilot,
+                    "droid" => Host::Droid,
+                    "cline" => Host::Cline,
+                    "kimi" => Host::Kimi,
                     "pi" => Host::Pi,
-                    other => {
-                        return Err(format!(
-                            "unknown host {other:?}: use claude, codex, opencode, gemini, qwen \
-                             or pi"
-                        ))
-                    }
+                    other => return Err(format!("unknown host {other:?}: use {HOSTS}")),
                 })
             }
             other => return Err(format!("setup: unexpected argument {other:?}")),
         }
     }
-    o.host = host.ok_or("setup needs a host: claude, codex, opencode, gemini, qwen or pi")?;
+    o.host = host.ok_or_else(|| format!("setup needs a host: {HOSTS}"))?;
     if o.host != Host::Codex && !o.pass_env.is_empty() {
         return Err("--pass-env is for codex only (the other hosts pass their environment)".into());
     }
@@ -172,7 +196,7 @@ pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
 pub use hosts::{registrations, Registration};
 
 /// Where the user's config lives: `HOME`, `CODEX_HOME`, `XDG_CONFIG_HOME`, `GEMINI_CLI_HOME`,
-/// `QWEN_HOME`.
+/// `QWEN_HOME`, `COPILOT_HOME`, `CLINE_DIR`, `CLINE_DATA_DIR`, `KIMI_CODE_HOME`.
 pub struct Places {
     /// The home directory.
     pub home: PathBuf,
@@ -184,6 +208,16 @@ pub struct Places {
     pub gemini: PathBuf,
     /// Qwen Code's user dir (`$QWEN_HOME`, default `~/.qwen`).
     pub qwen: PathBuf,
+    /// Copilot CLI's home (`$COPILOT_HOME`, default `~/.copilot`).
+    pub copilot: PathBuf,
+    /// Factory Droid's user dir (`~/.factory`).
+    pub factory: PathBuf,
+    /// Cline's dir (`$CLINE_DIR`, default `~/.cline`): its `hooks/`.
+    pub cline: PathBuf,
+    /// Cline's data dir (`$CLINE_DATA_DIR`, default `~/.cline/data`): its `settings/`.
+    pub cline_data: PathBuf,
+    /// Kimi Code's home (`$KIMI_CODE_HOME`, default `~/.kimi-code`).
+    pub kimi: PathBuf,
     /// The user's data dir (`$XDG_DATA_HOME`, default `~/.local/share`): the shim lives there.
     pub data: PathBuf,
     /// The user's login shell (`$SHELL`), for the login profile Codex's commands read.
@@ -206,7 +240,13 @@ impl Places {
             Some(home.as_os_str()),
         )
         .unwrap_or_else(|| home.join(".local/share"));
+        let [copilot, factory, cline_data, cline, kimi] = more_hosts::places(&home, var);
         Ok(Places {
+            copilot,
+            factory,
+            cline,
+            cline_data,
+            kimi,
             opencode: config.join("opencode"),
             gemini: var("GEMINI_CLI_HOME")
                 .unwrap_or_else(|| home.clone())

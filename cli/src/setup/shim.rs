@@ -183,6 +183,7 @@ pub fn startup_file_change(
         path,
         before,
         after,
+        executable: false,
     })
 }
 

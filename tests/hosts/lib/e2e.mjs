@@ -56,6 +56,8 @@ export async function runRoute(route, goals, opts = {}) {
   try {
     host = route.setup(sb, model)
     result = await sb.run(host.cmd, host.args(prompt), { env: host.env, timeoutMs: RUN_LIMIT_MS })
+    // What the host leaves running on purpose (Cline's hub daemon) is stopped here, by pid.
+    host.afterRun?.()
   } catch (e) {
     // A failed setup or run still closes the model server: an open one keeps the test file's
     // process alive, and the files after it never run.

@@ -23,11 +23,17 @@ function canonicalOf(tool, naming) {
   return CANONICAL.includes(rest) ? rest : undefined
 }
 
-/** Names Claude Code announces as deferred ("available via ToolSearch") in the messages. */
+/**
+ * Names Claude Code announces as deferred ("available via ToolSearch") in the messages, and
+ * those Factory Droid lists after "Deferred tools:".
+ */
 function announcedDeferred(body) {
   const names = new Set()
   const text = JSON.stringify(body?.messages ?? [])
   for (const m of text.matchAll(/deferred tools are now available via ToolSearch.*?:((?:\\n[A-Za-z0-9_]+)+)/g)) {
+    for (const n of m[1].split("\\n")) if (n) names.add(n)
+  }
+  for (const m of text.matchAll(/Deferred tools:((?:\\n[A-Za-z0-9_-]+)+)/g)) {
     for (const n of m[1].split("\\n")) if (n) names.add(n)
   }
   return names
@@ -54,8 +60,9 @@ export function linkSurface(conversation, body, naming) {
   return { callable, deferred }
 }
 
-/** The shell tool call for a host API (or the route's own shell tool). */
+/** The shell tool call for a host API (or the route's own shell tool and its input). */
 function shellCall(api, command, naming) {
+  if (naming.shellInput) return { tool: naming.shell, input: naming.shellInput(command) }
   if (naming.shell) return { tool: naming.shell, input: { command, description: "run a command" } }
   if (api === "anthropic") return { tool: "Bash", input: { command, description: "run a command" } }
   if (api === "responses") return { tool: "exec_command", input: { cmd: command } }
