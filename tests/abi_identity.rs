@@ -443,7 +443,10 @@ fn a_burst_of_session_starts_spawns_one_bootstrap_thread() {
     let _g = serial();
     settle_bootstraps();
     let _w = World::standard();
-    std::env::set_var("HERDR_FAKE_DELAY_MS", "300"); // a slow Herdr keeps the first thread alive
+    // A slow Herdr keeps the first thread alive through the whole burst (about 0.1 s idle; each
+    // start also writes to the operator log, which is on by default): once it settles, a later
+    // start may rightly run a fresh one, so the delay must outlast the burst on a loaded machine.
+    std::env::set_var("HERDR_FAKE_DELAY_MS", "2000");
     let stop = Arc::new(AtomicBool::new(false));
     let monitor = {
         let stop = stop.clone();
