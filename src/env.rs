@@ -130,10 +130,11 @@ impl InvalidSetting {
 }
 
 /// The millisecond settings: variable and default.
-const MILLIS: [(&str, Duration); 3] = [
+const MILLIS: [(&str, Duration); 4] = [
     ("HERDR_LINK_TIMEOUT_MS", DEFAULT_TIMEOUT),
     ("HERDR_LINK_START_TIMEOUT_MS", DEFAULT_START_TIMEOUT),
     ("HERDR_LINK_TURN_WAIT_MS", crate::turn::WAIT),
+    ("HERDR_LINK_TURN_MARGIN_MS", crate::turn::MARGIN),
 ];
 
 /// `Ok(None)` when unset or empty, `Err` when set to something unusable.
@@ -199,6 +200,13 @@ pub fn start_timeout() -> Duration {
 /// still gets the whole of [`call_timeout`].
 pub fn turn_wait() -> Duration {
     millis(MILLIS[2].0, MILLIS[2].1)
+}
+
+/// How long after a receiver's last Enter is due the next delivery to it types, on a Herdr that
+/// answers a prompt before its Enter (0.8): `HERDR_LINK_TURN_MARGIN_MS`, else
+/// [`crate::turn::MARGIN`]. Raise it on a machine so loaded that Herdr's Enter comes late.
+pub fn turn_margin() -> Duration {
+    millis(MILLIS[3].0, MILLIS[3].1)
 }
 
 #[cfg(test)]

@@ -20,7 +20,8 @@
 //!
 //! named by a hash of the receiver's Herdr socket and resolved pane (no id appears in it, and
 //! none reaches the model). With the lock held, a delivery waits until the receiver's last Enter
-//! is due plus [`MARGIN`], delivers, records when its own Enter is due ([`Turn::delivered`]), and
+//! is due, plus a margin on a Herdr that answers before its Enter (0.8: [`MARGIN`], the setting
+//! `HERDR_LINK_TURN_MARGIN_MS`; none on one that answers after it, 0.9), delivers, records when its own Enter is due ([`Turn::delivered`]), and
 //! releases. Every process of the user (MCP servers, hooks' hosts, hosts that load the library,
 //! several sessions of one process) meets on the same file, so deliveries to one receiver form
 //! one queue, served in the order they arrived (numbered tickets, [`take_in_dir`]); a lone
@@ -57,19 +58,23 @@ use crate::rundir;
 /// its Enter.
 pub const SUBMIT_WINDOW: Duration = Duration::from_millis(300);
 
-/// Extra time after the receiver's last Enter is due before the next text is typed: covers
-/// Herdr's timer firing late on a loaded server and the receiving program reading the Enter
-/// before the next paste. Against real Herdr 0.8.0 and 0.8.2 servers on a loaded machine the
-/// Enter came at most 65 ms after the time recorded for it (BENCHMARKS.md, section (t)); 150 ms
-/// leaves more than twice the worst seen.
-pub const MARGIN: Duration = Duration::from_millis(150);
+/// Extra time after the receiver's last Enter is due before the next text is typed, on a Herdr
+/// that answers a prompt before its Enter (0.8); the default of `HERDR_LINK_TURN_MARGIN_MS`
+/// ([`crate::env::turn_margin`]). It covers Herdr's Enter timer firing a little late. Against
+/// real Herdr 0.8.0 and 0.8.2 servers with 32 to 128 senders at once the Enter came at most a
+/// few milliseconds after the time recorded for it (BENCHMARKS.md, section (t)), and the next
+/// text comes later still: only once the next `agent prompt` CLI has started and reached the
+/// server. On a machine loaded far beyond its cores (load average 20 on 2) single Enters were
+/// seen up to 133 ms late: raise the setting there. A Herdr that answers only after its Enter
+/// and types one submission at a time itself (0.9) gets no margin: nothing is pending then.
+pub const MARGIN: Duration = Duration::from_millis(25);
 
 /// How long a delivery waits for its turn by default (`HERDR_LINK_TURN_WAIT_MS` overrides it).
-/// A turn costs about [`SUBMIT_WINDOW`] + [`MARGIN`] + the prompt call (~500 ms on a loaded
-/// machine), so 64 deliveries to one receiver at once all get theirs within about 32 s; 40 s
-/// leaves room for a slower machine and stays well under the MCP hosts' tool-call limits
-/// (Codex and OpenCode 60 s by default, Claude Code about 28 hours) with the Herdr call after it.
-pub const WAIT: Duration = Duration::from_secs(40);
+/// A turn costs about [`SUBMIT_WINDOW`] + the prompt call (+ [`MARGIN`] on 0.8), about 340 ms,
+/// so 128 deliveries to one receiver at once all get theirs within about 44 s; 48 s leaves a
+/// little room and, with the prompt call after it, stays under the MCP hosts' tool-call limits
+/// (Codex and OpenCode 60 s by default, Claude Code about 28 hours).
+pub const WAIT: Duration = Duration::from_secs(48);
 
 /// How often a waiting delivery retries the in-process table.
 const POLL: Duration = Duration::from_millis(3);
@@ -86,8 +91,17 @@ const EARLY_MEMORY: Duration = STALE;
 /// How many answers in a row after a whole window (and none before its Enter within
 /// [`EARLY_MEMORY`]) it takes to treat a receiver's Herdr as answering after the Enter (0.9).
 /// Until then such answers count as slow 0.8 ones: a loaded 0.8 server's first prompts can take
-/// that long too.
+/// that long too. One answer settles it when a plain call to the same Herdr just before was
+/// quick ([`Delivery::AnsweredBeside`]).
 const LATE_RUN: u32 = 3;
+
+/// A plain Herdr call that took at most this long shows an unloaded Herdr and machine: a prompt
+/// answered [`AFTER_ENTER`] later than it did came after its Enter.
+const QUICK: Duration = Duration::from_millis(150);
+
+/// How much longer than a quick plain call a prompt's answer must take to have come after its
+/// Enter: half a window (0.9 takes a whole window longer; 0.8 about as long).
+const AFTER_ENTER: Duration = Duration::from_millis(150);
 
 /// The most entries one sweep looks at.
 const SWEEP_MAX: usize = 256;
@@ -117,6 +131,14 @@ struct Memory {
     early_ms: u64,
     /// How many answers in a row came after a whole window.
     late_run: u32,
+}
+
+impl Memory {
+    /// Whether the receiver's Herdr answers after its Enter (0.9): [`LATE_RUN`] answers in a row
+    /// after a whole window, none before the Enter within [`EARLY_MEMORY`].
+    fn answers_after_enter(&self, now: u64) -> bool {
+        self.late_run >= LATE_RUN && self.early_ms + EARLY_MEMORY.as_millis() as u64 <= now
+    }
 }
 
 /// The receiver's key: FNV-1a (64 bit, stable across builds and processes) of the Herdr socket
@@ -244,6 +266,9 @@ pub struct Turn {
     waited: Duration,
     /// What this receiver's Herdr answers showed so far.
     memory: Memory,
+    /// How many tickets the receiver's queue had handed out when the turn came (`None`: not
+    /// known), to tell whether other deliveries joined while this one's prompt ran.
+    drawn: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -276,6 +301,16 @@ pub struct Busy {
 pub enum Delivery {
     /// Herdr answered, this long after the call started.
     Answered(Duration),
+    /// Herdr answered `took` after the call started, and the operation's plain Herdr call just
+    /// before its turn took `reference`: a quick reference tells a prompt that waited for its
+    /// Enter (0.9) from a slow server (0.8) at the first answer. Counts as [`Delivery::Answered`]
+    /// when the turn was waited for (the reference is old by then).
+    AnsweredBeside {
+        /// How long the prompt took.
+        took: Duration,
+        /// How long the plain call before the turn took.
+        reference: Duration,
+    },
     /// The call broke off (timed out, killed, transport failure): the text may have been typed,
     /// or may still be typed later.
     BrokeOff,
@@ -300,9 +335,27 @@ impl Turn {
     /// from now, and the receiver is remembered as answering early. An answer after a whole
     /// window came after the Enter (0.9: nothing pending) once [`LATE_RUN`] answers in a row did
     /// so and none came early within [`EARLY_MEMORY`]; before that it counts as a slow 0.8
-    /// answer (one window from now). A call that broke off: one window from now.
+    /// answer (one window from now), unless a plain call to the same Herdr just before was quick
+    /// and the prompt took half a window longer ([`Delivery::AnsweredBeside`]): then at once. A
+    /// call that broke off: one window from now.
     pub fn delivered(&self, how: Delivery) {
         let now = now_ms();
+        // The reference tells only when it is fresh (the turn came at once) and nothing else
+        // ran meanwhile that could have slowed the prompt alone: no other delivery to this
+        // receiver joined the queue (a fan-in's senders start together; on 0.8 one prompt
+        // held up by them must not pass for 0.9's wait for the Enter).
+        let quiet = match &self.holder {
+            Holder::File {
+                _ticket: ticket, ..
+            } => self.drawn.is_some() && ticket.drawn_so_far() == self.drawn,
+            Holder::Process(_) => false,
+        };
+        let how = match how {
+            Delivery::AnsweredBeside { took, .. } if self.waited > QUICK || !quiet => {
+                Delivery::Answered(took)
+            }
+            other => other,
+        };
         let (due, memory) = due_after(how, now, self.memory);
         match &self.holder {
             Holder::File { turn, .. } => {
@@ -322,6 +375,16 @@ impl Turn {
 fn due_after(how: Delivery, now: u64, m: Memory) -> (u64, Memory) {
     let window = SUBMIT_WINDOW.as_millis() as u64;
     match how {
+        Delivery::AnsweredBeside { took, reference }
+            if took >= SUBMIT_WINDOW && reference <= QUICK && took >= reference + AFTER_ENTER =>
+        {
+            let m = Memory {
+                late_run: m.late_run.saturating_add(1).max(LATE_RUN),
+                ..m
+            };
+            due_after_late(now, m)
+        }
+        Delivery::AnsweredBeside { took, .. } => due_after(Delivery::Answered(took), now, m),
         Delivery::Answered(took) if took < SUBMIT_WINDOW => (
             now + window,
             Memory {
@@ -334,14 +397,19 @@ fn due_after(how: Delivery, now: u64, m: Memory) -> (u64, Memory) {
                 late_run: m.late_run.saturating_add(1),
                 ..m
             };
-            let early_lately = m.early_ms + EARLY_MEMORY.as_millis() as u64 > now;
-            if early_lately || m.late_run < LATE_RUN {
-                (now + window, m)
-            } else {
-                (now, m)
-            }
+            due_after_late(now, m)
         }
         Delivery::BrokeOff => (now + window, m),
+    }
+}
+
+/// After an answer that came a whole window after the call: nothing pending if the receiver's
+/// Herdr now counts as answering after its Enter, else one window from now.
+fn due_after_late(now: u64, m: Memory) -> (u64, Memory) {
+    if m.answers_after_enter(now) {
+        (now, m)
+    } else {
+        (now + SUBMIT_WINDOW.as_millis() as u64, m)
     }
 }
 
@@ -381,7 +449,7 @@ impl Drop for Turn {
 }
 
 /// Takes the turn of the receiver `key` at `place`, waiting (until `deadline` at most) for the
-/// lock and for the receiver's last Enter plus [`MARGIN`].
+/// lock and for the receiver's last Enter (plus the margin, on 0.8: [`wait_for`]).
 pub fn take(place: &Place, key: u64, deadline: Instant) -> Result<Turn, Busy> {
     match place {
         Place::Shared { dir, .. } => take_in_dir(dir, key, deadline),
@@ -425,8 +493,9 @@ pub fn take_in_dir(dir: &Path, key: u64, deadline: Instant) -> Result<Turn, Busy
         }
         sweep_now_and_then(dir);
         let (due, memory) = read_state(&file);
-        wait_for(due, deadline).map_err(busy)?;
+        wait_for(due, memory, deadline).map_err(busy)?;
         return Ok(Turn {
+            drawn: ticket.drawn_so_far(),
             holder: Holder::File {
                 turn: file,
                 _ticket: ticket,
@@ -444,6 +513,8 @@ pub fn take_in_dir(dir: &Path, key: u64, deadline: Instant) -> Result<Turn, Busy
 struct Ticket {
     number: u64,
     path: PathBuf,
+    /// The queue's counter.
+    counter: PathBuf,
     _file: File,
 }
 
@@ -467,12 +538,7 @@ impl Ticket {
                 break file;
             }
         };
-        let mut buf = [0u8; 32];
-        let n = file.read_at(&mut buf, 0).unwrap_or(0);
-        let number: u64 = std::str::from_utf8(&buf[..n])
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-            .unwrap_or(0);
+        let number: u64 = read_number(&file).unwrap_or(0);
         let _ = file.write_all_at(format!("{:020}\n", number + 1).as_bytes(), 0);
         let path = queue.join(format!("{number:020}"));
         let _ = std::fs::remove_file(&path); // a number reused after the counter was swept
@@ -487,8 +553,19 @@ impl Ticket {
         Ok(Ticket {
             number,
             path,
+            counter,
             _file: ticket,
         })
+    }
+
+    /// How many tickets the receiver's queue has handed out so far (its counter, read unlocked).
+    fn drawn_so_far(&self) -> Option<u64> {
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&self.counter)
+            .ok()?;
+        read_number(&file)
     }
 
     /// Waits until every earlier ticket in the receiver's `queue` is gone: locks each in turn
@@ -519,6 +596,13 @@ impl Ticket {
         }
         Ok(())
     }
+}
+
+/// The number a small file of the turn directory holds (a counter, a cursor), if it holds one.
+fn read_number<T: std::str::FromStr>(file: &File) -> Option<T> {
+    let mut buf = [0u8; 32];
+    let n = file.read_at(&mut buf, 0).ok()?;
+    std::str::from_utf8(&buf[..n]).ok()?.trim().parse().ok()
 }
 
 /// The number of a ticket's file name (20 digits), if it is one.
@@ -696,12 +780,7 @@ fn sweep(dir: &Path) {
     if !matches!(try_lock(&cursor), Ok(true)) {
         return;
     }
-    let mut buf = [0u8; 32];
-    let n = cursor.read_at(&mut buf, 0).unwrap_or(0);
-    let from: i64 = std::str::from_utf8(&buf[..n])
-        .ok()
-        .and_then(|t| t.trim().parse().ok())
-        .unwrap_or(0);
+    let from: i64 = read_number(&cursor).unwrap_or(0);
     let (names, next) = read_names(dir, from, SWEEP_MAX);
     let _ = cursor.set_len(0);
     let _ = cursor.write_all_at(format!("{next}\n").as_bytes(), 0);
@@ -830,12 +909,19 @@ fn sweep_queue(queue: &Path) {
     let _ = std::fs::remove_dir(queue);
 }
 
-/// Sleeps until `due_ms` + [`MARGIN`], or fails at once when that is after `deadline`. A due
-/// time further ahead than one window (a clock set back) counts as one window from now.
-fn wait_for(due_ms: u64, deadline: Instant) -> Result<(), String> {
+/// Sleeps until `due_ms`, plus the margin ([`crate::env::turn_margin`], [`MARGIN`] by default)
+/// unless the receiver's Herdr answers after its Enter (`memory`), or fails at once when that is
+/// after `deadline`. A due time further ahead than one window (a clock set back) counts as one
+/// window from now.
+fn wait_for(due_ms: u64, memory: Memory, deadline: Instant) -> Result<(), String> {
     let now = now_ms();
     let due = due_ms.min(now + SUBMIT_WINDOW.as_millis() as u64);
-    let ready = due + MARGIN.as_millis() as u64;
+    let margin = if memory.answers_after_enter(now) {
+        0
+    } else {
+        crate::env::turn_margin().as_millis() as u64
+    };
+    let ready = due + margin;
     if ready <= now {
         return Ok(());
     }
@@ -889,8 +975,9 @@ fn take_in_process(key: u64, deadline: Instant) -> Result<Turn, Busy> {
         holder: Holder::Process(key),
         waited: Duration::ZERO,
         memory,
+        drawn: None,
     };
-    wait_for(due, deadline).map_err(busy)?; // dropping `turn` releases the slot
+    wait_for(due, memory, deadline).map_err(busy)?; // dropping `turn` releases the slot
     turn.waited = started.elapsed();
     Ok(turn)
 }
@@ -953,6 +1040,36 @@ mod tests {
         assert_eq!(
             due_after(slow, now, mem(now - 1000, 9)),
             (now + W, mem(now - 1000, 10))
+        );
+        // A plain call just before the prompt was quick and the prompt took half a window
+        // longer: the answer came after the Enter (0.9) at the first one.
+        let beside = |took: u64, reference: u64| Delivery::AnsweredBeside {
+            took: Duration::from_millis(took),
+            reference: Duration::from_millis(reference),
+        };
+        assert_eq!(
+            due_after(beside(W + 12, 8), now, mem(0, 0)),
+            (now, mem(0, LATE_RUN))
+        );
+        // ... not when the plain call was slow too (a loaded machine or server: 0.8 can be that
+        // slow), nor when the prompt took about as long as it (a slow 0.8 server), nor when
+        // the receiver answered early lately (0.8).
+        assert_eq!(
+            due_after(beside(W + 400, 300), now, mem(0, 0)),
+            (now + W, mem(0, 1))
+        );
+        assert_eq!(
+            due_after(beside(W + 12, W), now, mem(0, 0)),
+            (now + W, mem(0, 1))
+        );
+        assert_eq!(
+            due_after(beside(W + 12, 8), now, mem(now - 1000, 0)),
+            (now + W, mem(now - 1000, LATE_RUN))
+        );
+        // An answer within the window is 0.8's whatever the plain call took.
+        assert_eq!(
+            due_after(beside(12, 8), now, mem(0, 5)),
+            (now + W, mem(now, 0))
         );
         // A call that broke off may have typed now (0.8) or will type later (0.9).
         assert_eq!(
@@ -1047,6 +1164,78 @@ mod tests {
                 assert!(due >= before && due < before + W, "{due} vs {before}");
             }
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A receiver whose Herdr answers after its Enter (0.9) gets its next delivery at once: no
+    /// margin. One answering before it (0.8) waits for the Enter plus the margin; and a
+    /// delivery that waited for its turn does not trust the plain call made before the wait.
+    #[test]
+    fn no_margin_where_herdr_serializes_submissions_itself() {
+        let dir = temp_dir("nine");
+        let t = take_in_dir(&dir, 6, soon(5000)).unwrap();
+        t.delivered(Delivery::AnsweredBeside {
+            took: SUBMIT_WINDOW + Duration::from_millis(10),
+            reference: Duration::from_millis(5),
+        });
+        drop(t);
+        let (due, m) = read_state(&File::open(dir.join(format!("{:016x}", 6u64))).unwrap());
+        assert!(m.answers_after_enter(now_ms()), "{m:?}");
+        assert!(due <= now_ms());
+        // The margin would be due now too; none is added: a deadline of 0 ms more is met.
+        let mut t = take_in_dir(&dir, 6, Instant::now()).unwrap();
+        assert!(t.shared());
+        // This delivery "waited" longer than a quick call takes: the reference is old by then.
+        t.waited = QUICK * 2;
+        t.delivered(Delivery::AnsweredBeside {
+            took: SUBMIT_WINDOW + Duration::from_millis(10),
+            reference: Duration::from_millis(5),
+        });
+        drop(t);
+        // Still 0.9 (the run of late answers goes on), so nothing pending.
+        let (due, m) = read_state(&File::open(dir.join(format!("{:016x}", 6u64))).unwrap());
+        assert_eq!(m.late_run, LATE_RUN + 1);
+        assert!(due <= now_ms());
+        // Another delivery to the receiver joined while the prompt ran (a fan-in starting):
+        // the quick reference proves nothing, the answer counts as a slow 0.8 one.
+        let t = take_in_dir(&dir, 9, soon(5000)).unwrap();
+        let Holder::File {
+            _ticket: ticket, ..
+        } = &t.holder
+        else {
+            panic!("a shared turn")
+        };
+        let before = ticket.drawn_so_far();
+        let d = dir.clone();
+        let other = std::thread::spawn(move || drop(take_in_dir(&d, 9, soon(5000)).unwrap()));
+        while ticket.drawn_so_far() == before {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        t.delivered(Delivery::AnsweredBeside {
+            took: SUBMIT_WINDOW + Duration::from_millis(10),
+            reference: Duration::from_millis(5),
+        });
+        drop(t);
+        other.join().unwrap();
+        let (_, m) = read_state(&File::open(dir.join(format!("{:016x}", 9u64))).unwrap());
+        assert_eq!(
+            m.late_run, 1,
+            "one slow answer that does not settle it: {m:?}"
+        );
+        // A fresh receiver whose first answer came after a whole window with no reference:
+        // taken for a slow 0.8 answer, so the next delivery waits the window and the margin.
+        let t = take_in_dir(&dir, 8, soon(5000)).unwrap();
+        t.delivered(Delivery::AnsweredBeside {
+            took: SUBMIT_WINDOW + Duration::from_millis(10),
+            reference: QUICK * 2,
+        });
+        drop(t);
+        let t = take_in_dir(&dir, 8, soon(5000)).unwrap();
+        assert!(
+            t.waited() >= SUBMIT_WINDOW + MARGIN - Duration::from_millis(5),
+            "{:?}",
+            t.waited()
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
