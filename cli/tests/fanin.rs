@@ -742,6 +742,18 @@ fn fan_in(n: usize, version: &str) {
     );
     check_delivery(&w, "boss", &expected);
     check_arrival_order(&w, &log, n);
+    // Reported, not asserted (BENCHMARKS.md (t)): when the slowest send was answered.
+    let last = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["tool"] == "herdr_link_send")
+        .filter_map(|l| l["ts"].as_f64())
+        .fold(0.0, f64::max);
+    eprintln!(
+        "fan-in of {n} on the fake {version}: all sent, the slowest answered {:.1} s after the common start",
+        last - at as f64 / 1000.0
+    );
 }
 
 /// Waits (10 s at most) until the operator log holds the send from `sender`: the server's log
