@@ -10,6 +10,10 @@
 //! * (t) delivery turns (src/turn.rs): a lone send's added cost (lock + bookkeeping) against a
 //!   send, and against the send of another build (`HL_BENCH_OLD_LIB=<its cdylib>`, e.g. the
 //!   library before turns); N sends to one receiver; N senders to N receivers.
+//! * (o) peers, send and close per call through the C ABI and through `herdr-link mcp`, against
+//!   the same argvs spawned directly, with 0, 1,000 and 10,000 other receivers' entries in the
+//!   turn directory; side by side with another build (`HL_BENCH_OLD_LIB=<cdylib>`,
+//!   `HL_BENCH_OLD_MCP=<its herdr-link>`).
 //!
 //! Numbers are printed (median, min, max); nothing is asserted, the machine is noisy. Set
 //! `BENCH_ITERS` to change the sample count of (a) (default 200). Results: BENCHMARKS.md.
@@ -63,6 +67,9 @@ fn main() {
     }
     if want("t") {
         turns();
+    }
+    if want("o") {
+        history();
     }
 }
 
@@ -624,6 +631,9 @@ fn send_request(session: &str, to: &str, message: &str) -> String {
     .to_string()
 }
 
+/// One build's `hl_tool_call`: request in, answer out.
+type ToolCall<'a> = dyn Fn(&str) -> Value + Sync + 'a;
+
 fn turns() {
     println!(
         "\n(t) delivery turns (submit window {} ms + margin {} ms)",
@@ -718,43 +728,60 @@ fn turns() {
     // 300 ms after the answer) and 0.9.0 (the answer after the Enter); the floor is N × 300 ms,
     // one submit window each. (t4) N senders to N receivers at once: nobody waits.
     let window = herdr_link::turn::SUBMIT_WINDOW;
+    let builds: Vec<(&str, Box<ToolCall>)> = std::iter::once((
+        "this build",
+        Box::new(|r: &str| a.call_text(r)) as Box<ToolCall>,
+    ))
+    .chain(old.as_ref().map(|lib| {
+        (
+            "HL_BENCH_OLD_LIB",
+            Box::new(|r: &str| lib.tool(r)) as Box<ToolCall>,
+        )
+    }))
+    .collect();
     for version in ["0.8.2", "0.9.0"] {
-        for n in [1, 8, 32, 64] {
-            let w = receivers_world_version(n, version);
-            std::thread::sleep(TURN_GAP);
-            let barrier = std::sync::Barrier::new(n);
-            let t = Instant::now();
-            let last_sent = std::sync::Mutex::new(Duration::ZERO);
-            std::thread::scope(|scope| {
-                for k in 0..n {
-                    let (barrier, last_sent) = (&barrier, &last_sent);
-                    scope.spawn(move || {
-                        barrier.wait();
-                        let r = a.call_text(&send_request(
-                            &format!("bench-t3-{k}"),
-                            "r0",
-                            &format!("m{k}"),
-                        ));
-                        assert_eq!(r["ok"], true, "{r}");
-                        let mut l = last_sent.lock().unwrap();
-                        *l = (*l).max(t.elapsed());
-                    });
-                }
-            });
-            let sent = *last_sent.lock().unwrap();
-            let subs: Value = serde_json::from_str(&w.admin(&["fake", "prompts"])).unwrap();
-            let all = t.elapsed();
-            let subs = subs.as_array().unwrap();
-            let glued = subs.iter().filter(|s| s["parts"] != 1).count();
-            println!(
-                "  Herdr {version}: {n:>2} deliveries to one receiver at once: all sent after {:>6.0} ms, all submitted after {:>6.0} ms = {:.2} × (N × window), {:.0} ms per delivery ({} submissions, {glued} glued)",
-                ms(sent),
-                ms(all),
-                ms(all) / (n as f64 * ms(window)),
-                ms(all) / n as f64,
-                subs.len()
-            );
-            drop(w);
+        for n in [8, 32, 64, 128] {
+            for (build, call) in &builds {
+                let w = receivers_world_version(n, version);
+                std::thread::sleep(TURN_GAP);
+                let barrier = std::sync::Barrier::new(n);
+                let t = Instant::now();
+                let last_sent = std::sync::Mutex::new(Duration::ZERO);
+                let failed = std::sync::atomic::AtomicUsize::new(0);
+                std::thread::scope(|scope| {
+                    for k in 0..n {
+                        let (barrier, last_sent, failed) = (&barrier, &last_sent, &failed);
+                        scope.spawn(move || {
+                            barrier.wait();
+                            let r = call(&send_request(
+                                &format!("bench-t3-{k}"),
+                                "r0",
+                                &format!("m{k}"),
+                            ));
+                            if r["ok"] != true {
+                                failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            let mut l = last_sent.lock().unwrap();
+                            *l = (*l).max(t.elapsed());
+                        });
+                    }
+                });
+                let sent = *last_sent.lock().unwrap();
+                let subs: Value = serde_json::from_str(&w.admin(&["fake", "prompts"])).unwrap();
+                let all = t.elapsed();
+                let subs = subs.as_array().unwrap();
+                let glued = subs.iter().filter(|s| s["parts"] != 1).count();
+                println!(
+                    "  Herdr {version}, {build:<16}: {n:>3} deliveries to one receiver at once: all answered after {:>6.0} ms, all submitted after {:>6.0} ms = {:.2} × (N × window), {:.0} ms per delivery ({} submissions, {glued} glued, {} not sent)",
+                    ms(sent),
+                    ms(all),
+                    ms(all) / (n as f64 * ms(window)),
+                    ms(all) / n as f64,
+                    subs.len(),
+                    failed.into_inner()
+                );
+                drop(w);
+            }
         }
     }
     for n in [8, 32] {
@@ -787,5 +814,192 @@ fn turns() {
             ms(all) / ms(window)
         );
         drop(w);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// (o) a call costs the same whatever the history
+
+/// Makes `n` other receivers' entries in the user's turn directory (a turn file, an older
+/// build's counter and this build's queue each, all fresh so no sweep takes them); returns
+/// what to remove afterwards.
+fn other_receivers(n: usize) -> Vec<PathBuf> {
+    let herdr_link::turn::Place::Shared { dir, .. } = herdr_link::turn::place() else {
+        panic!("no shared turn directory");
+    };
+    let mut made = Vec::new();
+    for k in 0..n as u64 {
+        let key = 0x0b5e_0000_0000_0000 | k;
+        let file = dir.join(format!("{key:016x}"));
+        std::fs::write(&file, "0\n").unwrap();
+        let counter = dir.join(format!("{key:016x}.next"));
+        std::fs::write(&counter, "00000000000000000001\n").unwrap();
+        let queue = dir.join(format!("{key:016x}.q"));
+        herdr_link::rundir::ensure_private_dir(&queue).unwrap();
+        std::fs::write(queue.join("next"), "00000000000000000001\n").unwrap();
+        made.extend([file, counter, queue]);
+    }
+    made
+}
+
+/// One `herdr-link mcp` server of `bin` inside the current world, activated, and the next id.
+fn mcp_server(bin: &std::path::Path) -> (test_support::mcp::Server, i64) {
+    let env: Vec<(String, String)> = [
+        "HERDR_ENV",
+        "HERDR_BIN_PATH",
+        "HERDR_PANE_ID",
+        "HERDR_SOCKET_PATH",
+        "HERDR_FAKE_STATE",
+    ]
+    .iter()
+    .map(|k| (k.to_string(), std::env::var(k).unwrap()))
+    .collect();
+    let mut s = test_support::mcp::Server::start_bin(bin, &env, &[], None);
+    s.handshake();
+    s.call(1, "herdr_link", json!({}));
+    (s, 2)
+}
+
+fn history() {
+    println!("\n(o) per call with other receivers' entries present: C ABI and MCP vs the same argvs spawned directly");
+    let a = abi();
+    let old = std::env::var("HL_BENCH_OLD_LIB")
+        .ok()
+        .map(|p| OtherLib::load(&p));
+    let new_mcp = test_support::mcp::link_bin();
+    let old_mcp = std::env::var_os("HL_BENCH_OLD_MCP").map(PathBuf::from);
+    let n = iterations().min(60);
+    let wrapper = herdr_link::protocol::Envelope::build("brain", "worker-a", "bench message")
+        .unwrap()
+        .wrapper();
+    let mut summary = Vec::new();
+    for entries in [0usize, 1000, 10_000] {
+        let made = other_receivers(entries);
+        for op in ["peers", "send", "close"] {
+            let w = World::standard();
+            let mut mcp_new = mcp_server(&new_mcp);
+            let mut mcp_old = old_mcp.as_deref().map(mcp_server);
+            let samples = if op == "send" { n.min(30) } else { n };
+            // abi, abi-old, mcp, mcp-old, direct
+            let mut got: Vec<Vec<Duration>> = vec![Vec::new(); 5];
+            for i in 0..samples + 4 {
+                for j in 0..5 {
+                    let which = (i + j) % 5;
+                    let present = match which {
+                        1 => old.is_some(),
+                        3 => mcp_old.is_some(),
+                        _ => true,
+                    };
+                    if !present {
+                        continue;
+                    }
+                    let (tool, input) = match op {
+                        "peers" => ("herdr_link_peers", json!({})),
+                        "send" => (
+                            "herdr_link_send",
+                            json!({"to": "worker-a", "message": "bench message"}),
+                        ),
+                        _ => ("herdr_link_close", json!({"agent": "victim"})),
+                    };
+                    let victim = (op == "close").then(|| new_victim(&w));
+                    if op == "send" {
+                        // Untimed: the previous Enter passes, so no send waits for a turn.
+                        std::thread::sleep(TURN_GAP);
+                    }
+                    let request =
+                        json!({"session": format!("bench-o-{which}"), "tool": tool, "input": input})
+                            .to_string();
+                    let took = match which {
+                        0 => {
+                            let t = Instant::now();
+                            let r = a.call_text(&request);
+                            let took = t.elapsed();
+                            assert_eq!(r["ok"], true, "{op}: {r}");
+                            Some(took)
+                        }
+                        1 => old.as_ref().map(|lib| {
+                            let t = Instant::now();
+                            let r = lib.tool(&request);
+                            let took = t.elapsed();
+                            assert_eq!(r["ok"], true, "{op}: {r}");
+                            took
+                        }),
+                        2 | 3 => {
+                            let server = if which == 2 {
+                                Some(&mut mcp_new)
+                            } else {
+                                mcp_old.as_mut()
+                            };
+                            server.map(|(s, id)| {
+                                *id += 1;
+                                let t = Instant::now();
+                                let r = s.call(*id, tool, input.clone());
+                                let took = t.elapsed();
+                                let last = r.last().unwrap();
+                                assert_ne!(last["result"]["isError"], true, "{op}: {last}");
+                                took
+                            })
+                        }
+                        _ => {
+                            let argvs = match op {
+                                "peers" => vec![
+                                    strings(&["agent", "get", "w1:p1"]),
+                                    strings(&["agent", "list"]),
+                                ],
+                                "send" => vec![
+                                    strings(&["agent", "get", "w1:p1"]),
+                                    strings(&["agent", "get", "worker-a"]),
+                                    strings(&["agent", "prompt", "worker-a", &wrapper]),
+                                ],
+                                _ => vec![
+                                    strings(&["agent", "get", "w1:p1"]),
+                                    strings(&["agent", "get", "victim"]),
+                                    strings(&["pane", "close", victim.as_ref().unwrap()]),
+                                ],
+                            };
+                            let t = Instant::now();
+                            for argv in &argvs {
+                                direct(argv);
+                            }
+                            Some(t.elapsed())
+                        }
+                    };
+                    if let (true, Some(took)) = (i >= 4, took) {
+                        got[which].push(took);
+                    }
+                }
+            }
+            let floor = stats(&got[4]);
+            let names = [
+                "C ABI, this build",
+                "C ABI, HL_BENCH_OLD_LIB",
+                "MCP, this build",
+                "MCP, HL_BENCH_OLD_MCP",
+            ];
+            row(
+                &format!("{entries} entries, {op}: direct argvs (floor)"),
+                &floor,
+            );
+            for (k, name) in names.iter().enumerate() {
+                if got[k].is_empty() {
+                    continue;
+                }
+                let s = stats(&got[k]);
+                row(&format!("{entries} entries, {op}: {name}"), &s);
+                let ratio = s.median.as_secs_f64() / floor.median.as_secs_f64();
+                summary.push(format!(
+                    "RATIO {entries:>5} entries {op:<5} {name:<24} {ratio:.2} (median {:.2} ms, floor {:.2} ms)",
+                    ms(s.median),
+                    ms(floor.median)
+                ));
+            }
+        }
+        for p in made {
+            let _ = std::fs::remove_dir_all(&p);
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+    for line in summary {
+        println!("  {line}");
     }
 }

@@ -139,11 +139,20 @@ const SWITCH_EXPECTED: &str = "1 or 0 (also true/false, yes/no, on/off)";
 /// Default bound for a delivered message to be taken up (the receiver seen `working`).
 pub const DEFAULT_TAKEN_UP: Duration = Duration::from_secs(15);
 
+/// Where each millisecond setting sits in [`MILLIS`] (named, so a new row cannot shift a getter
+/// onto another setting; a unit test checks each name).
+const TIMEOUT_AT: usize = 0;
+const START_TIMEOUT_AT: usize = 1;
+const TURN_WAIT_AT: usize = 2;
+const TURN_MARGIN_AT: usize = 3;
+const TAKEN_UP_AT: usize = 4;
+
 /// The millisecond settings: variable and default.
-const MILLIS: [(&str, Duration); 4] = [
+const MILLIS: [(&str, Duration); 5] = [
     ("HERDR_LINK_TIMEOUT_MS", DEFAULT_TIMEOUT),
     ("HERDR_LINK_START_TIMEOUT_MS", DEFAULT_START_TIMEOUT),
     ("HERDR_LINK_TURN_WAIT_MS", crate::turn::WAIT),
+    ("HERDR_LINK_TURN_MARGIN_MS", crate::turn::MARGIN),
     ("HERDR_LINK_TAKEN_UP_MS", DEFAULT_TAKEN_UP),
 ];
 
@@ -156,6 +165,24 @@ const SWITCHES: [(&str, bool); 3] = [
     // Whether a delivered message is followed until the receiver takes it up (or the bound).
     ("HERDR_LINK_FOLLOW", true),
 ];
+
+/// Every variable the library reads that a host starting the MCP server with a clean environment
+/// must pass on (Codex passes only what its config names): Herdr's pane variables, the operator
+/// log's place, and every `HERDR_LINK_*` setting, the last built from the settings tables so a
+/// new setting reaches such hosts without a second list.
+pub fn passed_variables() -> Vec<&'static str> {
+    let mut vars = vec![
+        "HERDR_ENV",
+        "HERDR_BIN_PATH",
+        "HERDR_PANE_ID",
+        "HERDR_SOCKET_PATH",
+        "HERDR_LINK_LOG",
+        "XDG_STATE_HOME",
+    ];
+    vars.extend(MILLIS.iter().map(|(k, _)| *k));
+    vars.extend(SWITCHES.iter().map(|(k, _)| *k));
+    vars
+}
 
 /// `Ok(None)` when unset or empty, `Err` when set to something unusable.
 fn parse_millis(key: &'static str, default: Duration) -> Result<Option<Duration>, InvalidSetting> {
@@ -275,29 +302,53 @@ pub fn follow() -> bool {
 /// How long a delivered message has to be taken up (its receiver seen `working`) before the log
 /// calls it "delivered, not taken up": `HERDR_LINK_TAKEN_UP_MS`, else [`DEFAULT_TAKEN_UP`].
 pub fn taken_up_bound() -> Duration {
-    millis(MILLIS[3].0, MILLIS[3].1)
+    millis(MILLIS[TAKEN_UP_AT].0, MILLIS[TAKEN_UP_AT].1)
 }
 
 /// The limit for ordinary calls: `HERDR_LINK_TIMEOUT_MS`, else 10 s.
 pub fn call_timeout() -> Duration {
-    millis(MILLIS[0].0, MILLIS[0].1)
+    millis(MILLIS[TIMEOUT_AT].0, MILLIS[TIMEOUT_AT].1)
 }
 
 /// The limit for `agent start`: `HERDR_LINK_START_TIMEOUT_MS`, else 45 s.
 pub fn start_timeout() -> Duration {
-    millis(MILLIS[1].0, MILLIS[1].1)
+    millis(MILLIS[START_TIMEOUT_AT].0, MILLIS[START_TIMEOUT_AT].1)
 }
 
 /// How long a send or close waits for the receiver's delivery turn: `HERDR_LINK_TURN_WAIT_MS`,
 /// else [`crate::turn::WAIT`]. Separate from the call limit: the Herdr call made in the turn
 /// still gets the whole of [`call_timeout`].
 pub fn turn_wait() -> Duration {
-    millis(MILLIS[2].0, MILLIS[2].1)
+    millis(MILLIS[TURN_WAIT_AT].0, MILLIS[TURN_WAIT_AT].1)
+}
+
+/// How long after a receiver's last Enter is due the next delivery to it types, on a Herdr that
+/// answers a prompt before its Enter (0.8): `HERDR_LINK_TURN_MARGIN_MS`, else
+/// [`crate::turn::MARGIN`]. Raise it on a machine so loaded that Herdr's Enter comes late.
+pub fn turn_margin() -> Duration {
+    millis(MILLIS[TURN_MARGIN_AT].0, MILLIS[TURN_MARGIN_AT].1)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_getter_reads_its_own_setting() {
+        assert_eq!(MILLIS[TIMEOUT_AT].0, "HERDR_LINK_TIMEOUT_MS");
+        assert_eq!(MILLIS[START_TIMEOUT_AT].0, "HERDR_LINK_START_TIMEOUT_MS");
+        assert_eq!(MILLIS[TURN_WAIT_AT].0, "HERDR_LINK_TURN_WAIT_MS");
+        assert_eq!(MILLIS[TURN_MARGIN_AT].0, "HERDR_LINK_TURN_MARGIN_MS");
+        assert_eq!(MILLIS[TAKEN_UP_AT].0, "HERDR_LINK_TAKEN_UP_MS");
+        assert_eq!(SWITCHES[0].0, "HERDR_LINK_LOG_OFF");
+        assert_eq!(SWITCHES[1].0, "HERDR_LINK_LOG_TEXT");
+        assert_eq!(SWITCHES[2].0, "HERDR_LINK_FOLLOW");
+        let passed = passed_variables();
+        let settings = MILLIS.iter().map(|(k, _)| k);
+        for k in settings.chain(SWITCHES.iter().map(|(k, _)| k)) {
+            assert!(passed.contains(k), "{k} is not passed on");
+        }
+    }
 
     #[test]
     fn invalid_values_name_the_default_and_quote_a_short_prefix() {

@@ -8,17 +8,20 @@
 //! private runtime directory ([`crate::rundir`]),
 //!
 //! ```text
-//! <runtime dir>/turns/<16 hex digits>.next          the receiver's next ticket number
-//! <runtime dir>/turns/<16 hex digits>.<20 digits>   a delivery's ticket, locked while it lasts
-//! <runtime dir>/turns/<16 hex digits>     mode 0600
+//! <runtime dir>/turns/<16 hex digits>     mode 0600, the receiver's turn file (its lock)
 //!   bytes  0..32  when the receiver's last Enter is due (ms since the epoch; what older builds read)
 //!   bytes 32..    when this receiver's Herdr last answered a prompt before its Enter, and how
 //!                 many answers in a row came after a whole window
+//! <runtime dir>/turns/<16 hex digits>.q/  mode 0700, the receiver's queue:
+//!   next          the receiver's next ticket number
+//!   <20 digits>   a delivery's ticket, locked while it lasts
+//! <runtime dir>/turns/.sweep              where the next sweep starts (see below)
 //! ```
 //!
 //! named by a hash of the receiver's Herdr socket and resolved pane (no id appears in it, and
 //! none reaches the model). With the lock held, a delivery waits until the receiver's last Enter
-//! is due plus [`MARGIN`], delivers, records when its own Enter is due ([`Turn::delivered`]), and
+//! is due, plus a margin on a Herdr that answers before its Enter (0.8: [`MARGIN`], the setting
+//! `HERDR_LINK_TURN_MARGIN_MS`; none on one that answers after it, 0.9), delivers, records when its own Enter is due ([`Turn::delivered`]), and
 //! releases. Every process of the user (MCP servers, hooks' hosts, hosts that load the library,
 //! several sessions of one process) meets on the same file, so deliveries to one receiver form
 //! one queue, served in the order they arrived (numbered tickets, [`take_in_dir`]); a lone
@@ -30,6 +33,12 @@
 //! `deadline`, [`WAIT`] by default), separate from the time limit of the Herdr call made in the
 //! turn. A delivery that cannot get its turn by then (the queue is stuck: a holder that never
 //! releases) gives up before typing anything.
+//!
+//! A delivery touches its own receiver's entries only (opened by name; it lists its receiver's
+//! queue, never the shared directory), so its cost does not grow with how many receivers the
+//! user's agents reached lately. Entries nobody used for [`STALE`] are swept off the hot path: at
+//! most once per [`SWEEP_EVERY`] per process, in a thread of its own, at most [`SWEEP_MAX`]
+//! entries a time, each sweep going on where the last one (of any process) stopped.
 //!
 //! When no runtime directory can be used ([`Place::Process`]), turns are kept within this
 //! process only; the caller says so in the operator log.
@@ -49,25 +58,32 @@ use crate::rundir;
 /// its Enter.
 pub const SUBMIT_WINDOW: Duration = Duration::from_millis(300);
 
-/// Extra time after the receiver's last Enter is due before the next text is typed: covers
-/// Herdr's timer firing late on a loaded server and the receiving program reading the Enter
-/// before the next paste. Against real Herdr 0.8.0 and 0.8.2 servers on a loaded machine the
-/// Enter came at most 65 ms after the time recorded for it (BENCHMARKS.md, section (t)); 150 ms
-/// leaves more than twice the worst seen.
-pub const MARGIN: Duration = Duration::from_millis(150);
+/// Extra time after the receiver's last Enter is due before the next text is typed, on a Herdr
+/// that answers a prompt before its Enter (0.8); the default of `HERDR_LINK_TURN_MARGIN_MS`
+/// ([`crate::env::turn_margin`]). It covers Herdr's Enter timer firing a little late. Against
+/// real Herdr 0.8.0 and 0.8.2 servers with 32 to 128 senders at once the Enter came at most a
+/// few milliseconds after the time recorded for it (BENCHMARKS.md, section (t)), and the next
+/// text comes later still: only once the next `agent prompt` CLI has started and reached the
+/// server. On a machine loaded far beyond its cores (load average 20 on 2) single Enters were
+/// seen up to 133 ms late: raise the setting there. A Herdr that answers only after its Enter
+/// and types one submission at a time itself (0.9) gets no margin: nothing is pending then.
+pub const MARGIN: Duration = Duration::from_millis(25);
 
 /// How long a delivery waits for its turn by default (`HERDR_LINK_TURN_WAIT_MS` overrides it).
-/// A turn costs about [`SUBMIT_WINDOW`] + [`MARGIN`] + the prompt call (~500 ms on a loaded
-/// machine), so 64 deliveries to one receiver at once all get theirs within about 32 s; 40 s
-/// leaves room for a slower machine and stays well under the MCP hosts' tool-call limits
-/// (Codex and OpenCode 60 s by default, Claude Code about 28 hours) with the Herdr call after it.
-pub const WAIT: Duration = Duration::from_secs(40);
+/// A turn costs about [`SUBMIT_WINDOW`] + the prompt call (+ [`MARGIN`] on 0.8), about 340 ms,
+/// so 128 deliveries to one receiver at once all get theirs within about 44 s; 48 s leaves a
+/// little room and, with the prompt call after it, stays under the MCP hosts' tool-call limits
+/// (Codex and OpenCode 60 s by default, Claude Code about 28 hours).
+pub const WAIT: Duration = Duration::from_secs(48);
 
 /// How often a waiting delivery retries the in-process table.
 const POLL: Duration = Duration::from_millis(3);
 
-/// A turn file untouched this long is removed by the next delivery that creates a new one.
+/// An entry untouched this long (and not in use) is removed by a sweep.
 const STALE: Duration = Duration::from_secs(3600);
+
+/// How often one process sweeps a turn directory at most (its first delivery there starts one).
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
 
 /// How long an answer given before Herdr's Enter is remembered for a receiver ([`Turn::delivered`]).
 const EARLY_MEMORY: Duration = STALE;
@@ -75,14 +91,32 @@ const EARLY_MEMORY: Duration = STALE;
 /// How many answers in a row after a whole window (and none before its Enter within
 /// [`EARLY_MEMORY`]) it takes to treat a receiver's Herdr as answering after the Enter (0.9).
 /// Until then such answers count as slow 0.8 ones: a loaded 0.8 server's first prompts can take
-/// that long too.
+/// that long too. One answer settles it when a plain call to the same Herdr just before was
+/// quick ([`Delivery::AnsweredBeside`]).
 const LATE_RUN: u32 = 3;
 
+/// A plain Herdr call that took at most this long shows an unloaded Herdr and machine: a prompt
+/// answered [`AFTER_ENTER`] later than it did came after its Enter.
+const QUICK: Duration = Duration::from_millis(150);
+
+/// How much longer than a quick plain call a prompt's answer must take to have come after its
+/// Enter: half a window (0.9 takes a whole window longer; 0.8 about as long).
+const AFTER_ENTER: Duration = Duration::from_millis(150);
+
 /// The most entries one sweep looks at.
-const SWEEP_MAX: usize = 4096;
+const SWEEP_MAX: usize = 256;
 
 /// The subdirectory of the runtime directory that holds the turn files.
 const DIR: &str = "turns";
+
+/// The suffix of a receiver's queue directory (`<key>.q`, next to its turn file).
+const QUEUE: &str = ".q";
+
+/// The ticket counter in a queue directory.
+const COUNTER: &str = "next";
+
+/// The sweep cursor in the turn directory (a name no key has).
+const CURSOR: &str = ".sweep";
 
 /// Where the due time of the last Enter starts in a turn file, and how much of the file older
 /// builds read (they parse those bytes, trimmed, as the due time).
@@ -97,6 +131,14 @@ struct Memory {
     early_ms: u64,
     /// How many answers in a row came after a whole window.
     late_run: u32,
+}
+
+impl Memory {
+    /// Whether the receiver's Herdr answers after its Enter (0.9): [`LATE_RUN`] answers in a row
+    /// after a whole window, none before the Enter within [`EARLY_MEMORY`].
+    fn answers_after_enter(&self, now: u64) -> bool {
+        self.late_run >= LATE_RUN && self.early_ms + EARLY_MEMORY.as_millis() as u64 <= now
+    }
 }
 
 /// The receiver's key: FNV-1a (64 bit, stable across builds and processes) of the Herdr socket
@@ -224,6 +266,9 @@ pub struct Turn {
     waited: Duration,
     /// What this receiver's Herdr answers showed so far.
     memory: Memory,
+    /// How many tickets the receiver's queue had handed out when the turn came (`None`: not
+    /// known), to tell whether other deliveries joined while this one's prompt ran.
+    drawn: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -256,6 +301,16 @@ pub struct Busy {
 pub enum Delivery {
     /// Herdr answered, this long after the call started.
     Answered(Duration),
+    /// Herdr answered `took` after the call started, and the operation's plain Herdr call just
+    /// before its turn took `reference`: a quick reference tells a prompt that waited for its
+    /// Enter (0.9) from a slow server (0.8) at the first answer. Counts as [`Delivery::Answered`]
+    /// when the turn was waited for (the reference is old by then).
+    AnsweredBeside {
+        /// How long the prompt took.
+        took: Duration,
+        /// How long the plain call before the turn took.
+        reference: Duration,
+    },
     /// The call broke off (timed out, killed, transport failure): the text may have been typed,
     /// or may still be typed later.
     BrokeOff,
@@ -280,9 +335,27 @@ impl Turn {
     /// from now, and the receiver is remembered as answering early. An answer after a whole
     /// window came after the Enter (0.9: nothing pending) once [`LATE_RUN`] answers in a row did
     /// so and none came early within [`EARLY_MEMORY`]; before that it counts as a slow 0.8
-    /// answer (one window from now). A call that broke off: one window from now.
+    /// answer (one window from now), unless a plain call to the same Herdr just before was quick
+    /// and the prompt took half a window longer ([`Delivery::AnsweredBeside`]): then at once. A
+    /// call that broke off: one window from now.
     pub fn delivered(&self, how: Delivery) {
         let now = now_ms();
+        // The reference tells only when it is fresh (the turn came at once) and nothing else
+        // ran meanwhile that could have slowed the prompt alone: no other delivery to this
+        // receiver joined the queue (a fan-in's senders start together; on 0.8 one prompt
+        // held up by them must not pass for 0.9's wait for the Enter).
+        let quiet = match &self.holder {
+            Holder::File {
+                _ticket: ticket, ..
+            } => self.drawn.is_some() && ticket.drawn_so_far() == self.drawn,
+            Holder::Process(_) => false,
+        };
+        let how = match how {
+            Delivery::AnsweredBeside { took, .. } if self.waited > QUICK || !quiet => {
+                Delivery::Answered(took)
+            }
+            other => other,
+        };
         let (due, memory) = due_after(how, now, self.memory);
         match &self.holder {
             Holder::File { turn, .. } => {
@@ -302,6 +375,16 @@ impl Turn {
 fn due_after(how: Delivery, now: u64, m: Memory) -> (u64, Memory) {
     let window = SUBMIT_WINDOW.as_millis() as u64;
     match how {
+        Delivery::AnsweredBeside { took, reference }
+            if took >= SUBMIT_WINDOW && reference <= QUICK && took >= reference + AFTER_ENTER =>
+        {
+            let m = Memory {
+                late_run: m.late_run.saturating_add(1).max(LATE_RUN),
+                ..m
+            };
+            due_after_late(now, m)
+        }
+        Delivery::AnsweredBeside { took, .. } => due_after(Delivery::Answered(took), now, m),
         Delivery::Answered(took) if took < SUBMIT_WINDOW => (
             now + window,
             Memory {
@@ -314,14 +397,19 @@ fn due_after(how: Delivery, now: u64, m: Memory) -> (u64, Memory) {
                 late_run: m.late_run.saturating_add(1),
                 ..m
             };
-            let early_lately = m.early_ms + EARLY_MEMORY.as_millis() as u64 > now;
-            if early_lately || m.late_run < LATE_RUN {
-                (now + window, m)
-            } else {
-                (now, m)
-            }
+            due_after_late(now, m)
         }
         Delivery::BrokeOff => (now + window, m),
+    }
+}
+
+/// After an answer that came a whole window after the call: nothing pending if the receiver's
+/// Herdr now counts as answering after its Enter, else one window from now.
+fn due_after_late(now: u64, m: Memory) -> (u64, Memory) {
+    if m.answers_after_enter(now) {
+        (now, m)
+    } else {
+        (now + SUBMIT_WINDOW.as_millis() as u64, m)
     }
 }
 
@@ -361,7 +449,7 @@ impl Drop for Turn {
 }
 
 /// Takes the turn of the receiver `key` at `place`, waiting (until `deadline` at most) for the
-/// lock and for the receiver's last Enter plus [`MARGIN`].
+/// lock and for the receiver's last Enter (plus the margin, on 0.8: [`wait_for`]).
 pub fn take(place: &Place, key: u64, deadline: Instant) -> Result<Turn, Busy> {
     match place {
         Place::Shared { dir, .. } => take_in_dir(dir, key, deadline),
@@ -388,12 +476,13 @@ pub fn take_in_dir(dir: &Path, key: u64, deadline: Instant) -> Result<Turn, Busy
         shared: true,
         detail,
     };
-    let ticket = Ticket::draw(dir, key, deadline).map_err(|e| busy(e.unwrap_or(STUCK.into())))?;
+    let queue = dir.join(format!("{key:016x}{QUEUE}"));
+    let ticket = Ticket::draw(&queue, deadline).map_err(|e| busy(e.unwrap_or(STUCK.into())))?;
     ticket
-        .wait_for_earlier(dir, key, deadline)
+        .wait_for_earlier(&queue, deadline)
         .map_err(|e| busy(e.unwrap_or(STUCK.into())))?;
     loop {
-        let (file, created) = open_turn_file(&path).map_err(busy)?;
+        let file = open_turn_file(&path).map_err(busy)?;
         let file = lock_until(file, deadline).map_err(|e| match e {
             Some(e) => busy(format!("flock {}: {e}", path.display())),
             None => busy(STUCK.into()),
@@ -402,12 +491,11 @@ pub fn take_in_dir(dir: &Path, key: u64, deadline: Instant) -> Result<Turn, Busy
         if !same_file(&file, &path) {
             continue;
         }
-        if created {
-            sweep(dir, &path);
-        }
+        sweep_now_and_then(dir);
         let (due, memory) = read_state(&file);
-        wait_for(due, deadline).map_err(busy)?;
+        wait_for(due, memory, deadline).map_err(busy)?;
         return Ok(Turn {
+            drawn: ticket.drawn_so_far(),
             holder: Holder::File {
                 turn: file,
                 _ticket: ticket,
@@ -418,33 +506,43 @@ pub fn take_in_dir(dir: &Path, key: u64, deadline: Instant) -> Result<Turn, Busy
     }
 }
 
-/// A delivery's place in its receiver's queue: `<key>.<number>` in the turn directory, created
-/// and locked by the delivery until it ends (or its process dies), then removed. Numbers come
-/// from `<key>.next`, read and advanced under its lock.
+/// A delivery's place in its receiver's queue: `<number>` in the receiver's queue directory,
+/// created and locked by the delivery until it ends (or its process dies), then removed. Numbers
+/// come from the queue's `next`, read and advanced under its lock.
 #[derive(Debug)]
 struct Ticket {
     number: u64,
     path: PathBuf,
+    /// The queue's counter.
+    counter: PathBuf,
     _file: File,
 }
 
 impl Ticket {
-    /// Draws the receiver's next number and makes its ticket file (locked). `Err(None)` when
-    /// the deadline passed first.
-    fn draw(dir: &Path, key: u64, deadline: Instant) -> Result<Ticket, Option<String>> {
-        let counter = dir.join(format!("{key:016x}.next"));
-        let (file, _) = open_turn_file(&counter).map_err(Some)?;
-        let file = lock_until(file, deadline).map_err(|e| e.map(|e| e.to_string()))?;
-        let mut buf = [0u8; 32];
-        let n = file.read_at(&mut buf, 0).unwrap_or(0);
-        let number: u64 = std::str::from_utf8(&buf[..n])
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-            .unwrap_or(0);
+    /// Draws the receiver's next number in `queue` (made when missing) and makes its ticket
+    /// file (locked). `Err(None)` when the deadline passed first.
+    fn draw(queue: &Path, deadline: Instant) -> Result<Ticket, Option<String>> {
+        let counter = queue.join(COUNTER);
+        let file = loop {
+            make_queue(queue).map_err(Some)?;
+            let file = match open_ours(&counter) {
+                Ok(f) => f,
+                // A sweep removed the queue between our mkdir and our open: make it again.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Some(format!("cannot open {}: {e}", counter.display()))),
+            };
+            let file = lock_until(file, deadline).map_err(|e| e.map(|e| e.to_string()))?;
+            // A sweep removes a counter (and its queue) only while holding its lock: one we
+            // locked that is still there stays until we release it.
+            if same_file(&file, &counter) {
+                break file;
+            }
+        };
+        let number: u64 = read_number(&file).unwrap_or(0);
         let _ = file.write_all_at(format!("{:020}\n", number + 1).as_bytes(), 0);
-        let path = dir.join(format!("{key:016x}.{number:020}"));
+        let path = queue.join(format!("{number:020}"));
         let _ = std::fs::remove_file(&path); // a number reused after the counter was swept
-        let (ticket, _) = open_turn_file(&path).map_err(Some)?;
+        let ticket = open_turn_file(&path).map_err(Some)?;
         if !try_lock(&ticket).map_err(|e| Some(e.to_string()))? {
             return Err(Some(format!(
                 "{} is locked by someone else",
@@ -455,25 +553,30 @@ impl Ticket {
         Ok(Ticket {
             number,
             path,
+            counter,
             _file: ticket,
         })
     }
 
-    /// Waits until every earlier ticket of the receiver is gone: locks each in turn (it is
-    /// unlocked once its delivery ended, gave up or died) and removes what a dead one left.
-    fn wait_for_earlier(
-        &self,
-        dir: &Path,
-        key: u64,
-        deadline: Instant,
-    ) -> Result<(), Option<String>> {
-        let prefix = format!("{key:016x}.");
-        let mut earlier: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
-            .map_err(|e| Some(format!("cannot read {}: {e}", dir.display())))?
+    /// How many tickets the receiver's queue has handed out so far (its counter, read unlocked).
+    fn drawn_so_far(&self) -> Option<u64> {
+        let file = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(&self.counter)
+            .ok()?;
+        read_number(&file)
+    }
+
+    /// Waits until every earlier ticket in the receiver's `queue` is gone: locks each in turn
+    /// (it is unlocked once its delivery ended, gave up or died) and removes what a dead one
+    /// left. Lists the receiver's own queue only.
+    fn wait_for_earlier(&self, queue: &Path, deadline: Instant) -> Result<(), Option<String>> {
+        let mut earlier: Vec<(u64, PathBuf)> = std::fs::read_dir(queue)
+            .map_err(|e| Some(format!("cannot read {}: {e}", queue.display())))?
             .flatten()
             .filter_map(|e| {
-                let name = e.file_name().into_string().ok()?;
-                let n: u64 = name.strip_prefix(&prefix)?.parse().ok()?;
+                let n: u64 = ticket_number(e.file_name().to_str()?)?;
                 (n < self.number).then(|| (n, e.path()))
             })
             .collect();
@@ -495,6 +598,20 @@ impl Ticket {
     }
 }
 
+/// The number a small file of the turn directory holds (a counter, a cursor), if it holds one.
+fn read_number<T: std::str::FromStr>(file: &File) -> Option<T> {
+    let mut buf = [0u8; 32];
+    let n = file.read_at(&mut buf, 0).ok()?;
+    std::str::from_utf8(&buf[..n]).ok()?.trim().parse().ok()
+}
+
+/// The number of a ticket's file name (20 digits), if it is one.
+fn ticket_number(name: &str) -> Option<u64> {
+    (name.len() == 20 && name.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| name.parse().ok())
+        .flatten()
+}
+
 impl Drop for Ticket {
     fn drop(&mut self) {
         // Removed while still locked, so a waiter that opened it gets the lock when it closes.
@@ -502,8 +619,37 @@ impl Drop for Ticket {
     }
 }
 
-/// Opens (or creates, 0600) the turn file, never through a symlink; `true` when created.
-fn open_turn_file(path: &Path) -> Result<(File, bool), String> {
+/// Makes the receiver's queue directory (0700) unless it is there; refuses anything that is not
+/// a private directory of ours (only we can create entries in the turn directory, but a symlink
+/// is never followed).
+fn make_queue(queue: &Path) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().mode(0o700).create(queue) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot create {}: {e}", queue.display())),
+    }
+    if rundir::private_dir(queue) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} is not a private directory of uid {}",
+            queue.display(),
+            rundir::uid()
+        ))
+    }
+}
+
+/// Opens (or creates, 0600) a file of the turn directory, never through a symlink.
+fn open_turn_file(path: &Path) -> Result<File, String> {
+    open_ours(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::PermissionDenied => format!("{} is not a file of ours", path.display()),
+        _ => format!("cannot open {}: {e}", path.display()),
+    })
+}
+
+/// [`open_turn_file`] with the error as it came (`NotFound`: its directory is gone).
+fn open_ours(path: &Path) -> std::io::Result<File> {
     let open = |create: bool| {
         let mut o = OpenOptions::new();
         o.read(true)
@@ -515,26 +661,21 @@ fn open_turn_file(path: &Path) -> Result<(File, bool), String> {
         }
         o.open(path)
     };
-    let (file, created) = match open(true) {
-        Ok(f) => (f, true),
+    let file = match open(true) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match open(false) {
-            Ok(f) => (f, false),
+            Ok(f) => f,
             // Swept in between: create it.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (
-                open(true).map_err(|e| format!("cannot create {}: {e}", path.display()))?,
-                true,
-            ),
-            Err(e) => return Err(format!("cannot open {}: {e}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => open(true)?,
+            Err(e) => return Err(e),
         },
-        Err(e) => return Err(format!("cannot create {}: {e}", path.display())),
+        Err(e) => return Err(e),
     };
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("cannot stat {}: {e}", path.display()))?;
+    let meta = file.metadata()?;
     if !meta.is_file() || meta.uid() != rundir::uid() {
-        return Err(format!("{} is not a file of ours", path.display()));
+        return Err(std::io::ErrorKind::PermissionDenied.into());
     }
-    Ok((file, created))
+    Ok(file)
 }
 
 /// Locks `file` exclusively before `deadline`; `Err(None)` when the deadline passed first.
@@ -601,26 +742,151 @@ fn same_file(file: &File, path: &Path) -> bool {
     }
 }
 
-/// Removes turn files nobody used for [`STALE`] (taking each one's lock first, so a file in
-/// use is never removed; a delivery that opened it just before then finds it gone and
-/// starts again).
-fn sweep(dir: &Path, keep: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+/// Starts a [`sweep`] of `dir` in a thread of its own unless this process started one there
+/// within [`SWEEP_EVERY`]: the delivery that calls it does not wait for it.
+fn sweep_now_and_then(dir: &Path) {
+    if !sweep_due(dir) {
+        return;
+    }
+    let dir = dir.to_path_buf();
+    let _ = std::thread::Builder::new()
+        .name("herdr-link-sweep".into())
+        .spawn(move || sweep(&dir));
+}
+
+/// Whether this process is to sweep `dir` now (it did not within [`SWEEP_EVERY`]); counts it
+/// as swept from now on.
+fn sweep_due(dir: &Path) -> bool {
+    static LAST: Mutex<Vec<(PathBuf, Instant)>> = Mutex::new(Vec::new());
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    let now = Instant::now();
+    last.retain(|(_, at)| now.duration_since(*at) < SWEEP_EVERY);
+    if last.iter().any(|(d, _)| d == dir) {
+        return false;
+    }
+    last.push((dir.to_path_buf(), now));
+    true
+}
+
+/// Looks at the next [`SWEEP_MAX`] entries of the turn directory `dir` (going on where the last
+/// sweep stopped, as the cursor file records; from the start after the end) and removes those
+/// nobody used for [`STALE`]: taking each one's lock first, so one in use is never removed (a
+/// delivery that opened it just before then finds it gone and starts again). One sweep of a
+/// directory at a time; a busy cursor means another is under way.
+fn sweep(dir: &Path) {
+    let Ok(cursor) = open_ours(&dir.join(CURSOR)) else {
         return;
     };
+    if !matches!(try_lock(&cursor), Ok(true)) {
+        return;
+    }
+    let from: i64 = read_number(&cursor).unwrap_or(0);
+    let (names, next) = read_names(dir, from, SWEEP_MAX);
+    let _ = cursor.set_len(0);
+    let _ = cursor.write_all_at(format!("{next}\n").as_bytes(), 0);
     let now = SystemTime::now();
-    for entry in entries.flatten().take(SWEEP_MAX) {
-        let path = entry.path();
-        if path == keep {
+    for name in names {
+        if name == CURSOR {
             continue;
         }
-        let old = entry
-            .metadata()
+        let path = dir.join(&name);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let old = meta
+            .modified()
             .ok()
-            .and_then(|m| m.modified().ok())
             .and_then(|t| now.duration_since(t).ok())
             .is_some_and(|age| age > STALE);
         if !old {
+            continue;
+        }
+        if meta.is_dir() && name.ends_with(QUEUE) {
+            sweep_queue(&path);
+        } else if meta.is_file() {
+            remove_if_free(&path);
+        }
+    }
+}
+
+/// Up to `max` names of `dir` from the directory position `from` (0: its start), and the
+/// position after them (0 when the end was reached).
+fn read_names(dir: &Path, from: i64, max: usize) -> (Vec<String>, i64) {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return (Vec::new(), 0);
+    };
+    // SAFETY: a valid C string; the stream is closed below.
+    let stream = unsafe { libc::opendir(c.as_ptr()) };
+    if stream.is_null() {
+        return (Vec::new(), 0);
+    }
+    if from != 0 {
+        // SAFETY: an open stream; a position from telldir (a stale one reads on from near it).
+        unsafe { libc::seekdir(stream, from as libc::c_long) };
+    }
+    let mut names = Vec::new();
+    let mut next = 0;
+    while names.len() < max {
+        // SAFETY: an open stream.
+        let entry = unsafe { libc::readdir(stream) };
+        if entry.is_null() {
+            next = 0;
+            break;
+        }
+        // SAFETY: readdir returned an entry whose name is NUL-terminated; it lives until the
+        // next readdir on this stream.
+        let name = unsafe { std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()) };
+        if let Ok(name) = name.to_str() {
+            if name != "." && name != ".." {
+                names.push(name.to_string());
+            }
+        }
+        // SAFETY: an open stream.
+        next = unsafe { libc::telldir(stream) } as i64;
+    }
+    // SAFETY: opened above, closed once.
+    unsafe { libc::closedir(stream) };
+    (names, next)
+}
+
+/// Removes the file `path` if nobody holds its lock (and it is still the file we locked).
+fn remove_if_free(path: &Path) {
+    let Ok(file) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return;
+    };
+    if matches!(try_lock(&file), Ok(true)) && same_file(&file, path) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// Removes a receiver's stale queue directory unless a delivery is in it: with its counter
+/// locked (so nobody draws a ticket meanwhile), every ticket must be free; then the tickets,
+/// the counter and the directory go. A queue without a counter is removed only when empty.
+fn sweep_queue(queue: &Path) {
+    let counter = queue.join(COUNTER);
+    let Ok(lock) = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(&counter)
+    else {
+        let _ = std::fs::remove_dir(queue);
+        return;
+    };
+    if !matches!(try_lock(&lock), Ok(true)) || !same_file(&lock, &counter) {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(queue) else {
+        return;
+    };
+    let mut tickets = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path == counter {
             continue;
         }
         let Ok(file) = OpenOptions::new()
@@ -628,20 +894,34 @@ fn sweep(dir: &Path, keep: &Path) {
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
             .open(&path)
         else {
-            continue;
+            return;
         };
-        if matches!(try_lock(&file), Ok(true)) && same_file(&file, &path) {
-            let _ = std::fs::remove_file(&path);
+        if !matches!(try_lock(&file), Ok(true)) {
+            return; // a delivery in progress
         }
+        tickets.push((path, file));
     }
+    for (path, _) in &tickets {
+        let _ = std::fs::remove_file(path);
+    }
+    // Removed while locked: a delivery waiting for this counter finds it gone and starts again.
+    let _ = std::fs::remove_file(&counter);
+    let _ = std::fs::remove_dir(queue);
 }
 
-/// Sleeps until `due_ms` + [`MARGIN`], or fails at once when that is after `deadline`. A due
-/// time further ahead than one window (a clock set back) counts as one window from now.
-fn wait_for(due_ms: u64, deadline: Instant) -> Result<(), String> {
+/// Sleeps until `due_ms`, plus the margin ([`crate::env::turn_margin`], [`MARGIN`] by default)
+/// unless the receiver's Herdr answers after its Enter (`memory`), or fails at once when that is
+/// after `deadline`. A due time further ahead than one window (a clock set back) counts as one
+/// window from now.
+fn wait_for(due_ms: u64, memory: Memory, deadline: Instant) -> Result<(), String> {
     let now = now_ms();
     let due = due_ms.min(now + SUBMIT_WINDOW.as_millis() as u64);
-    let ready = due + MARGIN.as_millis() as u64;
+    let margin = if memory.answers_after_enter(now) {
+        0
+    } else {
+        crate::env::turn_margin().as_millis() as u64
+    };
+    let ready = due + margin;
     if ready <= now {
         return Ok(());
     }
@@ -695,8 +975,9 @@ fn take_in_process(key: u64, deadline: Instant) -> Result<Turn, Busy> {
         holder: Holder::Process(key),
         waited: Duration::ZERO,
         memory,
+        drawn: None,
     };
-    wait_for(due, deadline).map_err(busy)?; // dropping `turn` releases the slot
+    wait_for(due, memory, deadline).map_err(busy)?; // dropping `turn` releases the slot
     turn.waited = started.elapsed();
     Ok(turn)
 }
@@ -759,6 +1040,36 @@ mod tests {
         assert_eq!(
             due_after(slow, now, mem(now - 1000, 9)),
             (now + W, mem(now - 1000, 10))
+        );
+        // A plain call just before the prompt was quick and the prompt took half a window
+        // longer: the answer came after the Enter (0.9) at the first one.
+        let beside = |took: u64, reference: u64| Delivery::AnsweredBeside {
+            took: Duration::from_millis(took),
+            reference: Duration::from_millis(reference),
+        };
+        assert_eq!(
+            due_after(beside(W + 12, 8), now, mem(0, 0)),
+            (now, mem(0, LATE_RUN))
+        );
+        // ... not when the plain call was slow too (a loaded machine or server: 0.8 can be that
+        // slow), nor when the prompt took about as long as it (a slow 0.8 server), nor when
+        // the receiver answered early lately (0.8).
+        assert_eq!(
+            due_after(beside(W + 400, 300), now, mem(0, 0)),
+            (now + W, mem(0, 1))
+        );
+        assert_eq!(
+            due_after(beside(W + 12, W), now, mem(0, 0)),
+            (now + W, mem(0, 1))
+        );
+        assert_eq!(
+            due_after(beside(W + 12, 8), now, mem(now - 1000, 0)),
+            (now + W, mem(now - 1000, LATE_RUN))
+        );
+        // An answer within the window is 0.8's whatever the plain call took.
+        assert_eq!(
+            due_after(beside(12, 8), now, mem(0, 5)),
+            (now + W, mem(now, 0))
         );
         // A call that broke off may have typed now (0.8) or will type later (0.9).
         assert_eq!(
@@ -856,6 +1167,78 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// A receiver whose Herdr answers after its Enter (0.9) gets its next delivery at once: no
+    /// margin. One answering before it (0.8) waits for the Enter plus the margin; and a
+    /// delivery that waited for its turn does not trust the plain call made before the wait.
+    #[test]
+    fn no_margin_where_herdr_serializes_submissions_itself() {
+        let dir = temp_dir("nine");
+        let t = take_in_dir(&dir, 6, soon(5000)).unwrap();
+        t.delivered(Delivery::AnsweredBeside {
+            took: SUBMIT_WINDOW + Duration::from_millis(10),
+            reference: Duration::from_millis(5),
+        });
+        drop(t);
+        let (due, m) = read_state(&File::open(dir.join(format!("{:016x}", 6u64))).unwrap());
+        assert!(m.answers_after_enter(now_ms()), "{m:?}");
+        assert!(due <= now_ms());
+        // The margin would be due now too; none is added: a deadline of 0 ms more is met.
+        let mut t = take_in_dir(&dir, 6, Instant::now()).unwrap();
+        assert!(t.shared());
+        // This delivery "waited" longer than a quick call takes: the reference is old by then.
+        t.waited = QUICK * 2;
+        t.delivered(Delivery::AnsweredBeside {
+            took: SUBMIT_WINDOW + Duration::from_millis(10),
+            reference: Duration::from_millis(5),
+        });
+        drop(t);
+        // Still 0.9 (the run of late answers goes on), so nothing pending.
+        let (due, m) = read_state(&File::open(dir.join(format!("{:016x}", 6u64))).unwrap());
+        assert_eq!(m.late_run, LATE_RUN + 1);
+        assert!(due <= now_ms());
+        // Another delivery to the receiver joined while the prompt ran (a fan-in starting):
+        // the quick reference proves nothing, the answer counts as a slow 0.8 one.
+        let t = take_in_dir(&dir, 9, soon(5000)).unwrap();
+        let Holder::File {
+            _ticket: ticket, ..
+        } = &t.holder
+        else {
+            panic!("a shared turn")
+        };
+        let before = ticket.drawn_so_far();
+        let d = dir.clone();
+        let other = std::thread::spawn(move || drop(take_in_dir(&d, 9, soon(5000)).unwrap()));
+        while ticket.drawn_so_far() == before {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        t.delivered(Delivery::AnsweredBeside {
+            took: SUBMIT_WINDOW + Duration::from_millis(10),
+            reference: Duration::from_millis(5),
+        });
+        drop(t);
+        other.join().unwrap();
+        let (_, m) = read_state(&File::open(dir.join(format!("{:016x}", 9u64))).unwrap());
+        assert_eq!(
+            m.late_run, 1,
+            "one slow answer that does not settle it: {m:?}"
+        );
+        // A fresh receiver whose first answer came after a whole window with no reference:
+        // taken for a slow 0.8 answer, so the next delivery waits the window and the margin.
+        let t = take_in_dir(&dir, 8, soon(5000)).unwrap();
+        t.delivered(Delivery::AnsweredBeside {
+            took: SUBMIT_WINDOW + Duration::from_millis(10),
+            reference: QUICK * 2,
+        });
+        drop(t);
+        let t = take_in_dir(&dir, 8, soon(5000)).unwrap();
+        assert!(
+            t.waited() >= SUBMIT_WINDOW + MARGIN - Duration::from_millis(5),
+            "{:?}",
+            t.waited()
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn a_held_turn_fails_at_the_deadline_and_a_closed_one_frees_at_once() {
         let dir = temp_dir("held");
@@ -906,28 +1289,179 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// Sets `path`'s modification time to twice [`STALE`] ago.
+    fn age(path: &Path) {
+        let t = SystemTime::now() - 2 * STALE;
+        match File::options().write(true).open(path) {
+            Ok(f) => f.set_modified(t).unwrap(),
+            Err(_) => File::open(path).unwrap().set_modified(t).unwrap(),
+        }
+    }
+
     #[test]
-    fn stale_files_are_swept_but_held_ones_are_not() {
+    fn stale_entries_are_swept_but_ones_in_use_are_not() {
         let dir = temp_dir("sweep");
         let old = |k: u64| {
             let p = dir.join(format!("{k:016x}"));
             std::fs::write(&p, "0\n").unwrap();
-            let f = File::options().write(true).open(&p).unwrap();
-            f.set_modified(SystemTime::now() - 2 * STALE).unwrap();
+            age(&p);
             p
         };
         let (a, b) = (old(10), old(11));
+        // What an older build left: a counter and a ticket in the turn directory itself.
+        let legacy = dir.join(format!("{:016x}.{:020}", 10u64, 3));
+        std::fs::write(&legacy, "").unwrap();
+        age(&legacy);
         let held = take_in_dir(&dir, 11, soon(1000)).unwrap();
-        File::options()
-            .write(true)
-            .open(&b)
-            .unwrap()
-            .set_modified(SystemTime::now() - 2 * STALE)
-            .unwrap();
-        drop(take_in_dir(&dir, 12, soon(1000)).unwrap()); // creates a file: sweeps
+        age(&b);
+        // A receiver whose last delivery is long over: its queue goes, counter and all.
+        drop(take_in_dir(&dir, 12, soon(1000)).unwrap());
+        let free_queue = dir.join(format!("{:016x}{QUEUE}", 12u64));
+        std::fs::write(free_queue.join(format!("{:020}", 0)), "").unwrap(); // a dead ticket
+        age(&free_queue);
+        // A queue with a delivery in it (11's, held) stays even when it looks old.
+        let busy_queue = dir.join(format!("{:016x}{QUEUE}", 11u64));
+        age(&busy_queue);
+        sweep(&dir);
         assert!(!a.exists(), "a stale file is removed");
+        assert!(!legacy.exists(), "an older build's stale ticket is removed");
         assert!(b.exists(), "a held file stays");
+        assert!(!free_queue.exists(), "a stale free queue is removed");
+        assert!(busy_queue.join(COUNTER).exists(), "a queue in use stays");
         drop(held);
+        // The receiver whose queue was swept gets its turns as before.
+        drop(take_in_dir(&dir, 12, soon(1000)).unwrap());
+        assert!(free_queue.join(COUNTER).exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// One sweep looks at [`SWEEP_MAX`] entries at most, and the next one goes on from there:
+    /// every stale entry goes within a few sweeps, however many there are.
+    #[test]
+    fn sweeps_are_bounded_and_go_on_where_the_last_stopped() {
+        let dir = temp_dir("sweep-bounded");
+        let n = SWEEP_MAX * 2 + 10;
+        for k in 0..n as u64 {
+            let p = dir.join(format!("{:016x}", 1000 + k));
+            std::fs::write(&p, "0\n").unwrap();
+            age(&p);
+        }
+        let left = || std::fs::read_dir(&dir).unwrap().count() - 1; // less the cursor
+        sweep(&dir);
+        let after_one = left();
+        assert!(after_one >= n - SWEEP_MAX, "{after_one} of {n} left");
+        assert!(after_one < n, "the first sweep removed some");
+        for _ in 0..4 {
+            sweep(&dir);
+        }
+        assert_eq!(left(), 0, "all swept within a few sweeps");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Opening and reading events (inotify) on `dir` and on each of `also`, until dropped.
+    struct Watch {
+        fd: std::os::fd::OwnedFd,
+        dirs: Vec<(i32, PathBuf)>,
+    }
+
+    impl Watch {
+        fn new(dir: &Path, also: &[PathBuf]) -> Watch {
+            use std::os::fd::FromRawFd;
+            use std::os::unix::ffi::OsStrExt;
+            // SAFETY: plain syscall; the descriptor is owned below.
+            let raw = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+            assert!(raw >= 0);
+            // SAFETY: a fresh descriptor we own.
+            let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
+            let mut dirs = Vec::new();
+            for d in std::iter::once(&dir.to_path_buf()).chain(also) {
+                let c = std::ffi::CString::new(d.as_os_str().as_bytes()).unwrap();
+                // SAFETY: a valid descriptor and C string.
+                let wd = unsafe {
+                    libc::inotify_add_watch(raw, c.as_ptr(), libc::IN_OPEN | libc::IN_ACCESS)
+                };
+                assert!(wd >= 0, "watch {}", d.display());
+                dirs.push((wd, d.clone()));
+            }
+            Watch { fd, dirs }
+        }
+
+        /// What was opened or read since: (watched directory, name in it; empty: itself).
+        fn events(&self) -> Vec<(PathBuf, String)> {
+            use std::os::fd::AsRawFd;
+            let mut out = Vec::new();
+            let mut buf = vec![0u8; 1 << 16];
+            loop {
+                // SAFETY: a valid descriptor and buffer.
+                let n =
+                    unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+                if n <= 0 {
+                    return out;
+                }
+                let mut i = 0;
+                while i < n as usize {
+                    let wd = i32::from_ne_bytes(buf[i..i + 4].try_into().unwrap());
+                    let len = u32::from_ne_bytes(buf[i + 12..i + 16].try_into().unwrap()) as usize;
+                    let name = &buf[i + 16..i + 16 + len];
+                    let name = String::from_utf8_lossy(name)
+                        .trim_end_matches('\0')
+                        .to_string();
+                    let dir = self.dirs.iter().find(|(w, _)| *w == wd).map(|(_, d)| d);
+                    out.push((dir.cloned().unwrap_or_default(), name));
+                    i += 16 + len;
+                }
+            }
+        }
+    }
+
+    /// A delivery opens its own receiver's entries by name and lists its own queue only: the
+    /// shared directory is never listed, and no entry of another receiver (turn file, queue,
+    /// ticket, counter) is opened or read, however many there are.
+    #[test]
+    fn a_delivery_reads_nothing_of_another_receiver() {
+        let dir = temp_dir("blind");
+        // Counted as swept just now: no sweep of this directory starts in this process.
+        assert!(sweep_due(&dir));
+        let others: Vec<u64> = (500..520).collect();
+        for k in &others {
+            std::fs::write(dir.join(format!("{k:016x}")), "0\n").unwrap();
+            drop(take_in_dir(&dir, *k, soon(1000)).unwrap());
+        }
+        let queues: Vec<PathBuf> = others
+            .iter()
+            .map(|k| dir.join(format!("{k:016x}{QUEUE}")))
+            .collect();
+        let watch = Watch::new(&dir, &queues);
+        // A lone delivery, then one that queues behind another.
+        let t = take_in_dir(&dir, 1, soon(5000)).unwrap();
+        t.delivered(Delivery::Answered(Duration::from_millis(400)));
+        drop(t);
+        let held = take_in_dir(&dir, 1, soon(5000)).unwrap();
+        let Holder::File {
+            _ticket: ticket, ..
+        } = &held.holder
+        else {
+            panic!("a shared turn")
+        };
+        let ino = std::fs::metadata(&ticket.path).unwrap().ino();
+        let d = dir.clone();
+        let waiter = std::thread::spawn(move || drop(take_in_dir(&d, 1, soon(5000)).unwrap()));
+        // Until the waiter queues on the held delivery's ticket (`/proc/locks` names no path).
+        while waiters_on(ino) == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(held);
+        waiter.join().unwrap();
+        let own = format!("{:016x}", 1u64);
+        let foreign: Vec<_> = watch
+            .events()
+            .into_iter()
+            .filter(|(d, name)| d != &dir || !name.starts_with(&own))
+            .collect();
+        assert!(
+            foreign.is_empty(),
+            "a delivery looked at the shared directory itself (empty name) or at another receiver's entries: {foreign:?}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -1014,15 +1548,31 @@ mod tests {
         let _ = std::fs::remove_dir_all(&root);
     }
 
-    /// How many `flock` waiters the kernel has queued on files in `dir` (`/proc/locks`, `->`
-    /// lines): the turn file and the tickets.
+    /// How many `flock` waiters the kernel has queued on the inode `ino`.
+    fn waiters_on(ino: u64) -> usize {
+        let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+        let tail = format!(":{ino}");
+        locks
+            .lines()
+            .filter(|l| l.contains("->") && l.contains("FLOCK"))
+            .filter(|l| l.split_whitespace().any(|w| w.ends_with(&tail)))
+            .count()
+    }
+
+    /// How many `flock` waiters the kernel has queued on files in `dir` and its queues
+    /// (`/proc/locks`, `->` lines): the turn files and the tickets.
     fn blocked_in(dir: &Path) -> usize {
-        let inodes: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .flatten()
-            .filter_map(|e| e.metadata().ok())
-            .map(|m| m.ino().to_string())
-            .collect();
+        let mut inodes: Vec<String> = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let Ok(m) = e.metadata() else { continue };
+            if m.is_dir() {
+                for q in std::fs::read_dir(e.path()).unwrap().flatten() {
+                    inodes.extend(q.metadata().ok().map(|m| m.ino().to_string()));
+                }
+            } else {
+                inodes.push(m.ino().to_string());
+            }
+        }
         let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
         locks
             .lines()

@@ -110,3 +110,26 @@ fn the_recipient_is_checked_before_the_message() {
     assert_eq!(r["error"]["code"], "SEND_FAILED", "{r}");
     assert!(w.calls().is_empty(), "{:?}", w.calls());
 }
+
+/// `HERDR_LINK_TURN_MARGIN_MS` sets the margin after a 0.8 receiver's Enter: the next delivery
+/// to it waits the window and that margin.
+#[test]
+fn the_margin_after_an_enter_is_a_setting() {
+    let _g = serial();
+    let dir = std::env::temp_dir().join(format!("herdr-link-margin-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    rundir::ensure_private_dir(&dir).unwrap();
+    std::env::set_var("HERDR_LINK_TURN_MARGIN_MS", "700");
+    let soon = || std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let t = turn::take_in_dir(&dir, 1, soon()).unwrap();
+    t.delivered(turn::Delivery::Answered(std::time::Duration::from_millis(
+        5,
+    )));
+    drop(t);
+    let t = turn::take_in_dir(&dir, 1, soon()).unwrap();
+    std::env::remove_var("HERDR_LINK_TURN_MARGIN_MS");
+    let least = turn::SUBMIT_WINDOW + std::time::Duration::from_millis(700 - 5);
+    assert!(t.waited() >= least, "{:?}", t.waited());
+    drop(t);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -397,10 +397,11 @@ fn settings(follow: bool) -> Check {
         pass(
             "settings",
             format!(
-                "call limit {} ms, start limit {} ms, delivery turn wait {} ms, {}",
+                "call limit {} ms, start limit {} ms, delivery turn wait {} ms, margin after a 0.8 Enter {} ms, {}",
                 env::call_timeout().as_millis(),
                 env::start_timeout().as_millis(),
                 env::turn_wait().as_millis(),
+                env::turn_margin().as_millis(),
                 if follow {
                     format!(
                         "deliveries followed until taken up or {} ms",

@@ -652,17 +652,16 @@ fn a_close_right_after_a_send_waits_for_its_submission() {
     assert_eq!(closes, 1, "the pane was closed once");
 }
 
-/// `n` workers `w00`..: 64 senders answering one orchestrator at the same moment, half of them
-/// processes that load the library through the C ABI, half `herdr-link mcp` servers. Each
+/// `n` workers `w000`..: `n` senders answering one orchestrator at the same moment, half of
+/// them processes that load the library through the C ABI, half `herdr-link mcp` servers. Each
 /// sends one message; every one is `sent`, and the orchestrator gets each as its own
 /// submission, exactly once.
-fn fan_in_of_64(version: Option<&str>) {
+fn fan_in(n: usize, version: &str) {
     let _g = serial();
-    let n = 64;
     let names: Vec<String> = std::iter::once("boss".to_string())
-        .chain((0..n).map(|k| format!("w{k:02}")))
+        .chain((0..n).map(|k| format!("w{k:03}")))
         .collect();
-    let w = world_of(&names, version);
+    let w = world_of(&names, Some(version));
     let log = w.dir.join("op.log");
     std::env::set_var("HERDR_LINK_LOG", &log);
     // Pane numbers are Herdr's base 32 (p2..p9, pA.., p11..): ask the fake.
@@ -704,8 +703,8 @@ fn fan_in_of_64(version: Option<&str>) {
                 let m = messages(&name, 1).remove(0);
                 s.send(&json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
                     "params": {"name": "herdr_link_send", "arguments": {"to": "boss", "message": m}}}));
-                // Hang detector only: the turns of 64 deliveries take about half a minute.
-                let deadline = Instant::now() + Duration::from_secs(120);
+                // Hang detector only: the turns of 128 deliveries take about 40 s.
+                let deadline = Instant::now() + Duration::from_secs(180);
                 let answer = loop {
                     let left = deadline.saturating_duration_since(Instant::now());
                     let f = s.next(left).unwrap_or_else(|| panic!("{name}: no answer"));
@@ -743,6 +742,18 @@ fn fan_in_of_64(version: Option<&str>) {
     );
     check_delivery(&w, "boss", &expected);
     check_arrival_order(&w, &log, n);
+    // Reported, not asserted (BENCHMARKS.md (t)): when the slowest send was answered.
+    let last = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["tool"] == "herdr_link_send")
+        .filter_map(|l| l["ts"].as_f64())
+        .fold(0.0, f64::max);
+    eprintln!(
+        "fan-in of {n} on the fake {version}: all sent, the slowest answered {:.1} s after the common start",
+        last - at as f64 / 1000.0
+    );
 }
 
 /// Waits (10 s at most) until the operator log holds the send from `sender`: the server's log
@@ -822,13 +833,18 @@ fn check_arrival_order(w: &World, log: &std::path::Path, n: usize) {
 }
 
 #[test]
-fn sixty_four_senders_at_once_to_one_receiver() {
-    fan_in_of_64(None);
+fn a_hundred_and_twenty_eight_senders_at_once_to_one_receiver_on_herdr_080() {
+    fan_in(128, "0.8.0");
 }
 
 #[test]
-fn sixty_four_senders_at_once_to_one_receiver_on_herdr_09() {
-    fan_in_of_64(Some("0.9.0"));
+fn a_hundred_and_twenty_eight_senders_at_once_to_one_receiver_on_herdr_082() {
+    fan_in(128, "0.8.2");
+}
+
+#[test]
+fn a_hundred_and_twenty_eight_senders_at_once_to_one_receiver_on_herdr_09() {
+    fan_in(128, "0.9.0");
 }
 
 /// When the receiver's last Enter is due, as its turn file records it (ms since the epoch; the
@@ -848,9 +864,9 @@ fn recorded_due(pane: &str) -> u64 {
 }
 
 /// On Herdr 0.9 a send is `sent` only once Herdr answered, which is after the Enter: the message
-/// is already submitted when the tool returns, and from the third such answer in a row the turn
-/// records no Enter still to come (so the next delivery waits only the margin). On 0.8 the Enter
-/// is still to come at that moment.
+/// is already submitted when the tool returns, and from the third such answer in a row at the
+/// latest the turn records no Enter still to come, so the next delivery waits for nothing. On
+/// 0.8 the Enter is still to come at that moment.
 #[test]
 fn herdr_09_sent_means_submitted() {
     let _g = serial();
@@ -868,15 +884,12 @@ fn herdr_09_sent_means_submitted() {
             let due = recorded_due("w1:p2");
             if version == "0.9.0" {
                 assert_eq!(w.prompts_now().len(), k + 1, "submitted before `sent`");
+                // From the first answer when the `agent get` before it was quick (src/turn.rs
+                // tests that), from the third in a row whatever the machine's load.
                 if k >= 2 {
                     assert!(
                         due <= returned,
                         "no Enter pending on 0.9: {due} > {returned}"
-                    );
-                } else {
-                    assert!(
-                        due > returned,
-                        "the first answers after the window count as 0.8's"
                     );
                 }
             } else {

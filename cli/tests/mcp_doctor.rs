@@ -118,8 +118,11 @@ fn healthy_pane_passes_every_check() {
     );
     assert!(line(&lines, "operator log").contains(&log.display().to_string()));
     assert!(!log.exists(), "doctor must not create the log");
-    assert!(line(&lines, "settings")
-        .contains("call limit 10000 ms, start limit 45000 ms, delivery turn wait 40000 ms, deliveries followed until taken up or 15000 ms"));
+    let settings = line(&lines, "settings");
+    assert!(
+        settings.contains("call limit 10000 ms, start limit 45000 ms, delivery turn wait 48000 ms, margin after a 0.8 Enter 25 ms, deliveries followed until taken up or 15000 ms"),
+        "{settings}"
+    );
     assert!(line(&lines, "delivery turns").contains("shared by this user's processes in /"));
     assert_eq!(lines.len(), 10, "nine checks and a summary: {lines:#?}");
     assert_eq!(

@@ -398,9 +398,35 @@ fn codex_keeps_comments_and_order_and_passes_the_herdr_variables() {
         config.contains("[features]\nweb_search = true\nhooks = true\n"),
         "{config}"
     );
+    // The pin replaces the forwarded HERDR_BIN_PATH; every other variable the library reads is
+    // forwarded, then the user's own.
+    let forwarded: Vec<String> = herdr_link::env::passed_variables()
+        .into_iter()
+        .filter(|v| *v != "HERDR_BIN_PATH")
+        .chain(["MY_VAR"])
+        .map(|v| format!("\"{v}\""))
+        .collect();
     assert!(config.contains(&format!(
-        "[mcp_servers.herdr_link]\ncommand = \"/usr/bin/herdr-link\"\nargs = [\"mcp\"]\ndefault_tools_approval_mode = \"approve\"\nenv_vars = [\"HERDR_ENV\", \"HERDR_PANE_ID\", \"HERDR_SOCKET_PATH\", \"HERDR_LINK_LOG\", \"HERDR_LINK_TIMEOUT_MS\", \"HERDR_LINK_START_TIMEOUT_MS\", \"XDG_STATE_HOME\", \"HERDR_LINK_LOG_OFF\", \"HERDR_LINK_LOG_TEXT\", \"HERDR_LINK_FOLLOW\", \"HERDR_LINK_TAKEN_UP_MS\", \"MY_VAR\"]\nenv = {{ HERDR_BIN_PATH = \"{herdr}\" }}\n"
+        "[mcp_servers.herdr_link]\ncommand = \"/usr/bin/herdr-link\"\nargs = [\"mcp\"]\ndefault_tools_approval_mode = \"approve\"\nenv_vars = [{}]\nenv = {{ HERDR_BIN_PATH = \"{herdr}\" }}\n",
+        forwarded.join(", ")
     )), "{config}");
+    // Independently of the library's list: every setting the configuration docs name reaches a
+    // Codex user's server (HERDR_LINK_LIB is the host glue's, not the server's).
+    let docs =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/configuration.md"))
+            .unwrap();
+    let documented: Vec<&str> = docs
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+        .filter(|v| v.starts_with("HERDR_LINK_") && *v != "HERDR_LINK_LIB")
+        .collect();
+    assert!(documented.len() >= 9, "{documented:?}");
+    for v in documented {
+        assert!(
+            config.contains(&format!("\"{v}\"")),
+            "{v} is not forwarded to Codex's server: {config}"
+        );
+    }
     let hooks: Value = serde_json::from_str(&h.read("codex/hooks.json")).unwrap();
     assert_eq!(
         hooks,

@@ -55,6 +55,11 @@ impl Herdr {
         std::mem::take(&mut self.trace.borrow_mut())
     }
 
+    /// How long the most recent call took, if one was made.
+    pub fn last_duration(&self) -> Option<Duration> {
+        self.trace.borrow().last().map(|c| c.duration)
+    }
+
     /// How the most recent failed call failed, for an operator tool that reports the cause of
     /// a Link error in Herdr's terms (`herdr-link doctor`, after a call through
     /// [`crate::identity`] that answers only with the Link code).

@@ -84,6 +84,8 @@ fn deliver(
     target: &TargetContext,
     wrapper: &str,
 ) -> Result<(), LinkError> {
+    // The target's `agent get`, just made: how long a plain call to this Herdr takes now.
+    let reference = herdr.last_duration();
     let turn = delivery::take(turns, target).map_err(|why| {
         LinkError::SendQueueStuck(format!(
             "no delivery turn for {} {why}; nothing was sent",
@@ -94,7 +96,13 @@ fn deliver(
     let result = herdr.agent_prompt(&target.name, wrapper);
     // Herdr typed the text (or may have, or may yet): when its Enter is due.
     match &result {
-        Ok(_) => turn.delivered(Delivery::Answered(started.elapsed())),
+        Ok(_) => turn.delivered(match reference {
+            Some(reference) => Delivery::AnsweredBeside {
+                took: started.elapsed(),
+                reference,
+            },
+            None => Delivery::Answered(started.elapsed()),
+        }),
         Err(CliFailure::Unavailable { .. }) => turn.delivered(Delivery::BrokeOff),
         Err(_) => {}
     }

@@ -21,23 +21,6 @@ fn claude_allow_rule() -> String {
     format!("mcp__{SERVER}")
 }
 
-/// Variables Codex passes to the server (it does not pass its own environment).
-const CODEX_ENV_VARS: &[&str] = &[
-    "HERDR_ENV",
-    "HERDR_BIN_PATH",
-    "HERDR_PANE_ID",
-    "HERDR_SOCKET_PATH",
-    "HERDR_LINK_LOG",
-    "HERDR_LINK_TIMEOUT_MS",
-    "HERDR_LINK_START_TIMEOUT_MS",
-    // The operator log's default place and switches (docs/operator-log.md).
-    "XDG_STATE_HOME",
-    "HERDR_LINK_LOG_OFF",
-    "HERDR_LINK_LOG_TEXT",
-    "HERDR_LINK_FOLLOW",
-    "HERDR_LINK_TAKEN_UP_MS",
-];
-
 /// The one step left to the user when setup cannot record Codex's hook trust (a project's
 /// hook: Codex keeps trust records only in the user's config).
 pub const CODEX_TRUST_STEP: &str = "start Codex once in this project and answer its \"Hooks need review\" dialog with \"Trust all and continue\" (or trust the herdr-link guard hook in /hooks): until then the guard hook does not run, and Link messages typed into that dialog are lost";
@@ -312,7 +295,11 @@ fn codex(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     if o.uninstall {
         codex_toml::uninstall(&mut doc, !hooks_left);
     } else {
-        let mut vars: Vec<String> = CODEX_ENV_VARS.iter().map(|s| s.to_string()).collect();
+        // Codex does not pass its own environment to the server: every variable the library reads.
+        let mut vars: Vec<String> = herdr_link::env::passed_variables()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
         vars.extend(o.pass_env.iter().cloned());
         let bin = cx.bin.display().to_string();
         codex_toml::install(
