@@ -443,19 +443,29 @@ fn a_burst_of_session_starts_spawns_one_bootstrap_thread() {
     let _g = serial();
     settle_bootstraps();
     let _w = World::standard();
-    // A slow Herdr keeps the first thread alive through the whole burst (about 0.1 s idle; each
-    // start also writes to the operator log, which is on by default): once it settles, a later
-    // start may rightly run a fresh one, so the delay must outlast the burst on a loaded machine.
+    // A slow Herdr keeps the first thread alive through the whole burst (about 0.1 s idle): once
+    // it settles, a later start may rightly run a fresh one, so the delay must outlast the burst
+    // on a loaded machine.
     std::env::set_var("HERDR_FAKE_DELAY_MS", "2000");
     let stop = Arc::new(AtomicBool::new(false));
     let monitor = {
         let stop = stop.clone();
         std::thread::spawn(move || {
+            // A thread a bootstrap thread starts (the operator log's writer, when the log's
+            // file changed) carries the bootstrap's name until it names itself: such a thread,
+            // seen renamed later, is not a bootstrap.
             let mut seen = HashSet::new();
+            let mut renamed = HashSet::new();
             while !stop.load(Ordering::Relaxed) {
                 seen.extend(bootstrap_threads());
+                for t in &seen {
+                    let comm = std::fs::read_to_string(format!("/proc/self/task/{t}/comm"));
+                    if comm.is_ok_and(|c| !c.is_empty() && c.trim_end() != "herdr-link-boot") {
+                        renamed.insert(*t);
+                    }
+                }
             }
-            seen
+            &seen - &renamed
         })
     };
     let go = Arc::new(std::sync::Barrier::new(16));
