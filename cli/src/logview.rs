@@ -176,6 +176,19 @@ impl Event {
     }
 
     /// Who: `sender → receiver` for a send or follow-up, else the session.
+    /// The message as a timeline shows it: ` "preview"` on one line, ` (N chars)` when the log
+    /// keeps no text, nothing for a follow-up line or an event without a message.
+    pub fn preview(&self) -> String {
+        self.message
+            .as_ref()
+            .filter(|_| self.tool != follow::TOOL)
+            .map(|m| match &m.preview {
+                Some(p) => format!(" \"{}\"", p.replace(['\n', '\r', '\t'], " ")),
+                None => format!(" ({} chars)", m.chars),
+            })
+            .unwrap_or_default()
+    }
+
     pub fn who(&self) -> String {
         match &self.message {
             Some(m) => {
@@ -410,15 +423,7 @@ pub fn render(e: &Event, look: Look, calls: bool) -> String {
             s.to_string()
         }
     };
-    let preview = e
-        .message
-        .as_ref()
-        .filter(|_| e.tool != follow::TOOL)
-        .map(|m| match &m.preview {
-            Some(p) => format!(" \"{}\"", p.replace(['\n', '\r', '\t'], " ")),
-            None => format!(" ({} chars)", m.chars),
-        })
-        .unwrap_or_default();
+    let preview = e.preview();
     let head = format!("{}  {:<8} {}", clock(e.ts), e.what(), e.who());
     let outcome = e.outcome();
     // The outcome is never cut before the preview is: cut the preview to what is left.

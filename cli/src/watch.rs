@@ -119,15 +119,7 @@ fn style_of(e: &Event) -> Style {
 
 /// One message line: time, what, who, preview, outcome.
 fn line_of(e: &Event) -> Line<'static> {
-    let preview = e
-        .message
-        .as_ref()
-        .filter(|_| e.tool != follow::TOOL)
-        .map(|m| match &m.preview {
-            Some(p) => format!(" \"{}\"", p.replace(['\n', '\r', '\t'], " ")),
-            None => format!(" ({} chars)", m.chars),
-        })
-        .unwrap_or_default();
+    let preview = e.preview();
     Line::from(vec![
         Span::styled(clock(e.ts), Style::default().fg(Color::DarkGray)),
         Span::raw(format!("  {:<8} {}", e.what(), e.who())),

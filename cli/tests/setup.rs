@@ -534,6 +534,20 @@ fn jsonc(text: &str) -> Value {
 }
 
 /// `herdr-link setup opencode ARGS` for this home (`XDG_CONFIG_HOME` = `<root>/xdg`).
+/// `herdr-link setup <host>` for a bash user with nothing but `HOME` set, run in the scratch root;
+/// the caller adds the host's own variables.
+fn bash_user_setup(h: &Home, host: &str, herdr: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(["setup", host, "--bin", "/usr/bin/herdr-link", "--herdr"])
+        .arg(herdr)
+        .args(args)
+        .env_clear()
+        .env("HOME", h.home())
+        .env("SHELL", "/bin/bash")
+        .current_dir(&h.root);
+    c
+}
+
 fn opencode_setup(h: &Home, herdr: &Path, args: &[&str]) -> Output {
     Command::new(BIN)
         .args(["setup", "opencode", "--bin", "/usr/bin/herdr-link"])
@@ -1074,16 +1088,9 @@ fn gemini_and_qwen_merge_settings_hooks_and_the_shell_startup_block() {
         h.write("home/.bash_profile", codex_block);
         let herdr = h.herdr("0.8.0");
         let run = |args: &[&str]| {
-            Command::new(BIN)
-                .args(["setup", host, "--bin", "/usr/bin/herdr-link", "--herdr"])
-                .arg(&herdr)
-                .args(args)
-                .env_clear()
-                .env("HOME", h.home())
-                .env("SHELL", "/bin/bash")
+            bash_user_setup(&h, host, &herdr, args)
                 .env("GEMINI_CLI_HOME", h.root.join("gem"))
                 .env("QWEN_HOME", h.root.join("qwenhome"))
-                .current_dir(&h.root)
                 .output()
                 .unwrap()
         };
@@ -1320,17 +1327,10 @@ fn copilot_droid_cline_and_kimi_merge_are_idempotent_and_uninstall() {
         h.write("home/.bashrc", rc);
         let herdr = h.herdr("0.8.2");
         let run = |args: &[&str]| {
-            Command::new(BIN)
-                .args(["setup", host, "--bin", "/usr/bin/herdr-link", "--herdr"])
-                .arg(&herdr)
-                .args(args)
-                .env_clear()
-                .env("HOME", h.home())
-                .env("SHELL", "/bin/bash")
+            bash_user_setup(&h, host, &herdr, args)
                 .env("COPILOT_HOME", h.root.join("cop"))
                 .env("CLINE_DIR", h.root.join("cl"))
                 .env("KIMI_CODE_HOME", h.root.join("kimi"))
-                .current_dir(&h.root)
                 .output()
                 .unwrap()
         };
