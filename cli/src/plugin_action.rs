@@ -340,7 +340,7 @@ mod tests {
             assert_eq!(Action::parse(bad), None, "{bad}");
         }
         let ids = Action::all_ids();
-        assert_eq!(ids.len(), 12);
+        assert_eq!(ids.len(), 20, "setup and uninstall for each of ten hosts");
         assert!(ids.iter().all(|id| Action::parse(id).is_some()));
         assert_eq!(ids[0], "setup-claude");
     }
