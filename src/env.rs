@@ -14,6 +14,10 @@ use std::time::Duration;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default limit for `agent start`: longer than Herdr's own 30 s startup deadline.
 pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(45);
+/// Default wait for a delivery turn (`turn::WAIT` says why 48 s).
+pub const DEFAULT_TURN_WAIT: Duration = Duration::from_secs(48);
+/// Default margin after a 0.8 Enter (`turn::MARGIN` says why 25 ms).
+pub const DEFAULT_TURN_MARGIN: Duration = Duration::from_millis(25);
 
 /// The longest part of an invalid value quoted back to the operator.
 const MAX_QUOTED_CHARS: usize = 40;
@@ -151,8 +155,8 @@ const TAKEN_UP_AT: usize = 4;
 const MILLIS: [(&str, Duration); 5] = [
     ("HERDR_LINK_TIMEOUT_MS", DEFAULT_TIMEOUT),
     ("HERDR_LINK_START_TIMEOUT_MS", DEFAULT_START_TIMEOUT),
-    ("HERDR_LINK_TURN_WAIT_MS", crate::turn::WAIT),
-    ("HERDR_LINK_TURN_MARGIN_MS", crate::turn::MARGIN),
+    ("HERDR_LINK_TURN_WAIT_MS", DEFAULT_TURN_WAIT),
+    ("HERDR_LINK_TURN_MARGIN_MS", DEFAULT_TURN_MARGIN),
     ("HERDR_LINK_TAKEN_UP_MS", DEFAULT_TAKEN_UP),
 ];
 
@@ -316,7 +320,7 @@ pub fn start_timeout() -> Duration {
 }
 
 /// How long a send or close waits for the receiver's delivery turn: `HERDR_LINK_TURN_WAIT_MS`,
-/// else [`crate::turn::WAIT`]. Separate from the call limit: the Herdr call made in the turn
+/// else [`DEFAULT_TURN_WAIT`]. Separate from the call limit: the Herdr call made in the turn
 /// still gets the whole of [`call_timeout`].
 pub fn turn_wait() -> Duration {
     millis(MILLIS[TURN_WAIT_AT].0, MILLIS[TURN_WAIT_AT].1)
@@ -324,7 +328,7 @@ pub fn turn_wait() -> Duration {
 
 /// How long after a receiver's last Enter is due the next delivery to it types, on a Herdr that
 /// answers a prompt before its Enter (0.8): `HERDR_LINK_TURN_MARGIN_MS`, else
-/// [`crate::turn::MARGIN`]. Raise it on a machine so loaded that Herdr's Enter comes late.
+/// [`DEFAULT_TURN_MARGIN`]. Raise it on a machine so loaded that Herdr's Enter comes late.
 pub fn turn_margin() -> Duration {
     millis(MILLIS[TURN_MARGIN_AT].0, MILLIS[TURN_MARGIN_AT].1)
 }

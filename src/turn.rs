@@ -67,14 +67,14 @@ pub const SUBMIT_WINDOW: Duration = Duration::from_millis(300);
 /// server. On a machine loaded far beyond its cores (load average 20 on 2) single Enters were
 /// seen up to 133 ms late: raise the setting there. A Herdr that answers only after its Enter
 /// and types one submission at a time itself (0.9) gets no margin: nothing is pending then.
-pub const MARGIN: Duration = Duration::from_millis(25);
+pub const MARGIN: Duration = crate::env::DEFAULT_TURN_MARGIN;
 
 /// How long a delivery waits for its turn by default (`HERDR_LINK_TURN_WAIT_MS` overrides it).
 /// A turn costs about [`SUBMIT_WINDOW`] + the prompt call (+ [`MARGIN`] on 0.8), about 340 ms,
 /// so 128 deliveries to one receiver at once all get theirs within about 44 s; 48 s leaves a
 /// little room and, with the prompt call after it, stays under the MCP hosts' tool-call limits
 /// (Codex and OpenCode 60 s by default, Claude Code about 28 hours).
-pub const WAIT: Duration = Duration::from_secs(48);
+pub const WAIT: Duration = crate::env::DEFAULT_TURN_WAIT;
 
 /// How often a waiting delivery retries the in-process table.
 const POLL: Duration = Duration::from_millis(3);

@@ -731,6 +731,7 @@ fn modules_only_look_down() {
             "setup::files",
             "setup::json",
             "setup::codex_toml",
+            "setup::more_hosts",
         ]],
     );
 }
