@@ -1177,6 +1177,7 @@ fn bare_floor() {
     for entries in [0usize, 1000, 10_000] {
         let made = other_receivers(entries);
         for op in ["peers", "send", "close"] {
+            let log_mark = oplog_entries(&dir, op).len();
             let mut mcp_new = mcp_server(&new_mcp);
             let mut mcp_old = old_mcp.as_deref().map(mcp_server);
             let mut got: Vec<Vec<Duration>> = vec![Vec::new(); 5];
@@ -1213,6 +1214,7 @@ fn bare_floor() {
             if entries == 0 {
                 same_argvs_as_the_library(&dir, op);
             }
+            outside_the_spawns(&oplog_entries(&dir, op)[log_mark..]);
             report_vs_floor(
                 &format!("{entries} entries, {op}"),
                 &FLOOR_NAMES,
@@ -1232,23 +1234,56 @@ fn bare_floor() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// This build's operator-log entries for `op` through the C ABI (session `bench-f-0`), in the
+/// world under `dir`, oldest first.
+fn oplog_entries(dir: &std::path::Path, op: &str) -> Vec<Value> {
+    let tool = op_call(op, "").0;
+    std::fs::read_to_string(dir.join("state/herdr-link/log.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["session"] == "bench-f-0" && e["tool"] == tool)
+        .collect()
+}
+
+/// Where a C ABI call's time goes, from the log entries of its samples: the Herdr calls as the
+/// driver timed them (spawn to exit, output read) and the rest of the call.
+fn outside_the_spawns(entries: &[Value]) {
+    let (mut spawns, mut rest) = (Vec::new(), Vec::new());
+    for e in entries {
+        let total = e["ms"].as_f64().unwrap();
+        let inside: f64 = e["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["ms"].as_f64().unwrap())
+            .sum();
+        spawns.push(Duration::from_secs_f64(inside / 1e3));
+        rest.push(Duration::from_secs_f64((total - inside).max(0.0) / 1e3));
+    }
+    if entries.is_empty() {
+        return;
+    }
+    let (s, r) = (stats(&spawns), stats(&rest));
+    println!(
+        "    C ABI, this build, by its operator log: its Herdr calls median {:.3} ms (min {:.3}), the rest of the call median {:.1} µs (min {:.1}, max {:.1})",
+        ms(s.median),
+        ms(s.min),
+        us(r.median),
+        us(r.min),
+        us(r.max)
+    );
+}
+
 /// Checks that the floor spawns exactly the argvs this build made for its last `op` through the C
 /// ABI, as its operator log (in the world's state directory under `dir`) lists them.
 fn same_argvs_as_the_library(dir: &std::path::Path, op: &str) {
-    let log = dir.join("state/herdr-link/log.jsonl");
-    let tool = op_call(op, "").0;
     let deadline = Instant::now() + Duration::from_secs(5);
     let calls = loop {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let last = text
-            .lines()
-            .rev()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .find(|e| e["session"] == "bench-f-0" && e["tool"] == tool);
-        if let Some(e) = last {
+        if let Some(e) = oplog_entries(dir, op).pop() {
             break e["calls"].as_array().unwrap().clone();
         }
-        assert!(Instant::now() < deadline, "no {tool} in {}", log.display());
+        assert!(Instant::now() < deadline, "no {op} in the operator log");
         std::thread::sleep(Duration::from_millis(20));
     };
     let made: Vec<Vec<String>> = calls
