@@ -20,7 +20,9 @@
 //!   0, 1,000 and 10,000 other receivers' entries; side by side with another build as in (o).
 //!
 //! Numbers are printed (median, min, max); nothing is asserted, the machine is noisy. Set
-//! `BENCH_ITERS` to change the sample count of (a) (default 200). Results: BENCHMARKS.md.
+//! `BENCH_ITERS` to change the sample count of (a) (default 200) and (f) (default 80). Results:
+//! BENCHMARKS.md. Run (o) and (f) inside `unshare -m` with a tmpfs over the turn directory's
+//! parent (`/tmp/herdr-link-<uid>`): they add 33,000 entries to it.
 
 use test_support::world as common;
 
