@@ -14,9 +14,15 @@
 //!   the same argvs spawned directly, with 0, 1,000 and 10,000 other receivers' entries in the
 //!   turn directory; side by side with another build (`HL_BENCH_OLD_LIB=<cdylib>`,
 //!   `HL_BENCH_OLD_MCP=<its herdr-link>`).
+//! * (f) the same three per call, against the bare argv floor: the operation's argvs spawned by
+//!   a C `posix_spawn` harness (benches/static-herdr/floor_spawn.c) of a static fake Herdr CLI
+//!   that keeps no state (benches/static-herdr/static_herdr.c), both built with `cc -O2 -static`;
+//!   0, 1,000 and 10,000 other receivers' entries; side by side with another build as in (o).
 //!
 //! Numbers are printed (median, min, max); nothing is asserted, the machine is noisy. Set
-//! `BENCH_ITERS` to change the sample count of (a) (default 200). Results: BENCHMARKS.md.
+//! `BENCH_ITERS` to change the sample count of (a) (default 200) and (f) (default 80). Results:
+//! BENCHMARKS.md. Run (o) and (f) inside `unshare -m` with a tmpfs over the turn directory's
+//! parent (`/tmp/herdr-link-<uid>`): they add 33,000 entries to it.
 
 use test_support::world as common;
 
@@ -70,6 +76,9 @@ fn main() {
     }
     if want("o") {
         history();
+    }
+    if want("f") {
+        bare_floor();
     }
 }
 
@@ -852,7 +861,7 @@ fn mcp_server(bin: &std::path::Path) -> (test_support::mcp::Server, i64) {
         "HERDR_FAKE_STATE",
     ]
     .iter()
-    .map(|k| (k.to_string(), std::env::var(k).unwrap()))
+    .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
     .collect();
     let mut s = test_support::mcp::Server::start_bin(bin, &env, &[], None);
     s.handshake();
@@ -893,14 +902,8 @@ fn history() {
                     if !present {
                         continue;
                     }
-                    let (tool, input) = match op {
-                        "peers" => ("herdr_link_peers", json!({})),
-                        "send" => (
-                            "herdr_link_send",
-                            json!({"to": "worker-a", "message": "bench message"}),
-                        ),
-                        _ => ("herdr_link_close", json!({"agent": "victim"})),
-                    };
+                    let (tool, input) =
+                        op_call(op, if op == "send" { "worker-a" } else { "victim" });
                     let victim = (op == "close").then(|| new_victim(&w));
                     if op == "send" {
                         // Untimed: the previous Enter passes, so no send waits for a turn.
@@ -910,36 +913,10 @@ fn history() {
                         json!({"session": format!("bench-o-{which}"), "tool": tool, "input": input})
                             .to_string();
                     let took = match which {
-                        0 => {
-                            let t = Instant::now();
-                            let r = a.call_text(&request);
-                            let took = t.elapsed();
-                            assert_eq!(r["ok"], true, "{op}: {r}");
-                            Some(took)
-                        }
-                        1 => old.as_ref().map(|lib| {
-                            let t = Instant::now();
-                            let r = lib.tool(&request);
-                            let took = t.elapsed();
-                            assert_eq!(r["ok"], true, "{op}: {r}");
-                            took
-                        }),
-                        2 | 3 => {
-                            let server = if which == 2 {
-                                Some(&mut mcp_new)
-                            } else {
-                                mcp_old.as_mut()
-                            };
-                            server.map(|(s, id)| {
-                                *id += 1;
-                                let t = Instant::now();
-                                let r = s.call(*id, tool, input.clone());
-                                let took = t.elapsed();
-                                let last = r.last().unwrap();
-                                assert_ne!(last["result"]["isError"], true, "{op}: {last}");
-                                took
-                            })
-                        }
+                        0 => Some(timed_abi(|r| a.call_text(r), &request)),
+                        1 => old.as_ref().map(|lib| timed_abi(|r| lib.tool(r), &request)),
+                        2 => Some(timed_mcp(&mut mcp_new, tool, input)),
+                        3 => mcp_old.as_mut().map(|s| timed_mcp(s, tool, input)),
                         _ => {
                             let argvs = match op {
                                 "peers" => vec![
@@ -969,30 +946,19 @@ fn history() {
                     }
                 }
             }
-            let floor = stats(&got[4]);
             let names = [
                 "C ABI, this build",
                 "C ABI, HL_BENCH_OLD_LIB",
                 "MCP, this build",
                 "MCP, HL_BENCH_OLD_MCP",
+                "direct argvs (floor)",
             ];
-            row(
-                &format!("{entries} entries, {op}: direct argvs (floor)"),
-                &floor,
+            report_vs_floor(
+                &format!("{entries} entries, {op}"),
+                &names,
+                &got,
+                &mut summary,
             );
-            for (k, name) in names.iter().enumerate() {
-                if got[k].is_empty() {
-                    continue;
-                }
-                let s = stats(&got[k]);
-                row(&format!("{entries} entries, {op}: {name}"), &s);
-                let ratio = s.median.as_secs_f64() / floor.median.as_secs_f64();
-                summary.push(format!(
-                    "RATIO {entries:>5} entries {op:<5} {name:<24} {ratio:.2} (median {:.2} ms, floor {:.2} ms)",
-                    ms(s.median),
-                    ms(floor.median)
-                ));
-            }
         }
         for p in made {
             let _ = std::fs::remove_dir_all(&p);
@@ -1002,4 +968,396 @@ fn history() {
     for line in summary {
         println!("  {line}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// (f) per call against the bare argv floor: a C posix_spawn of a static fake Herdr CLI
+
+/// The static fake Herdr and the C spawn harness (benches/static-herdr), built next to this
+/// bench binary on first use: `cc -O2 -static` (`$CC` if set), or `cc -O2` where no static libc
+/// exists. Returns (fake, harness, how they were linked).
+fn static_tools() -> (PathBuf, PathBuf, &'static str) {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/static-herdr");
+    let out = common::target_dir().join("static-herdr");
+    std::fs::create_dir_all(&out).unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let mut linked = "static";
+    let mut built = Vec::new();
+    for name in ["static_herdr", "floor_spawn"] {
+        let bin = out.join(name);
+        let c = src.join(format!("{name}.c"));
+        let cc_run = |extra: &[&str]| {
+            Command::new(&cc)
+                .args(["-O2", "-Wall", "-o"])
+                .arg(&bin)
+                .arg(&c)
+                .args(extra)
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !cc_run(&["-static"]) {
+            assert!(cc_run(&[]), "cannot compile {}", c.display());
+            linked = "dynamic (no static libc)";
+        }
+        built.push(bin);
+    }
+    let harness = built.pop().unwrap();
+    (built.pop().unwrap(), harness, linked)
+}
+
+/// The C harness (`floor_spawn`): runs argv sequences against the static fake and answers how
+/// long each took, timed in C from the first spawn to the last child's exit.
+struct Floor {
+    child: std::process::Child,
+    answers: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Floor {
+    fn start(harness: &std::path::Path, fake: &std::path::Path) -> Floor {
+        let mut child = Command::new(harness)
+            .arg(fake)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start floor_spawn");
+        let answers = std::io::BufReader::new(child.stdout.take().unwrap());
+        Floor { child, answers }
+    }
+
+    fn run(&mut self, argvs: &[Vec<String>]) -> Duration {
+        use std::io::{BufRead, Write};
+        let mut request = Vec::new();
+        for argv in argvs {
+            for arg in argv {
+                request.extend_from_slice(arg.as_bytes());
+                request.push(0);
+            }
+            request.push(0);
+        }
+        request.push(0);
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(&request).unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        self.answers.read_line(&mut line).unwrap();
+        let ns: u64 = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("floor_spawn: {line}"));
+        Duration::from_nanos(ns)
+    }
+}
+
+impl Drop for Floor {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// Points this process at a world of the static fake (see static_herdr.c): caller brain in
+/// w1:p1, its own Herdr socket path and state directory in `dir`; the operator log on (its
+/// default), following off (as in every bench world).
+fn static_world(dir: &std::path::Path, fake: &std::path::Path) {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    std::env::set_var("HERDR_ENV", "1");
+    std::env::set_var("HERDR_BIN_PATH", fake);
+    std::env::set_var("HERDR_PANE_ID", "w1:p1");
+    std::env::set_var("HERDR_SOCKET_PATH", dir.join("herdr.sock"));
+    std::env::set_var("XDG_STATE_HOME", dir.join("state"));
+    std::env::set_var("HERDR_LINK_FOLLOW", "0");
+    for unset in [
+        "HERDR_FAKE_STATE",
+        "HERDR_LINK_LOG",
+        "HERDR_LINK_LOG_OFF",
+        "HERDR_LINK_LOG_TEXT",
+        "HERDR_LINK_TAKEN_UP_MS",
+        "HERDR_LINK_TIMEOUT_MS",
+        "HERDR_LINK_START_TIMEOUT_MS",
+        "HERDR_LINK_TURN_WAIT_MS",
+    ] {
+        std::env::remove_var(unset);
+    }
+}
+
+/// The tool and input of `op` (peers, send to `to`, close `to`).
+fn op_call(op: &str, to: &str) -> (&'static str, Value) {
+    match op {
+        "peers" => ("herdr_link_peers", json!({})),
+        "send" => (
+            "herdr_link_send",
+            json!({"to": to, "message": "bench message"}),
+        ),
+        _ => ("herdr_link_close", json!({"agent": to})),
+    }
+}
+
+/// Times one `hl_tool_call` of `request` through `call`; the call must succeed.
+fn timed_abi(call: impl FnOnce(&str) -> Value, request: &str) -> Duration {
+    let t = Instant::now();
+    let r = call(request);
+    let took = t.elapsed();
+    assert_eq!(r["ok"], true, "{request}: {r}");
+    took
+}
+
+/// Times one `tools/call` through an activated `herdr-link mcp` server: from writing the
+/// request to reading its answer, which must not be an error.
+fn timed_mcp(server: &mut (test_support::mcp::Server, i64), tool: &str, input: Value) -> Duration {
+    let (s, id) = server;
+    *id += 1;
+    let t = Instant::now();
+    let r = s.call(*id, tool, input);
+    let took = t.elapsed();
+    let last = r.last().unwrap();
+    assert_ne!(last["result"]["isError"], true, "{tool}: {last}");
+    took
+}
+
+/// Prints the rows of one case (`got[k]` are the samples of `names[k]`, the floor last; empty:
+/// not measured) and adds each one's ratios to the floor, of medians and of minimums, to
+/// `summary`.
+fn report_vs_floor(case: &str, names: &[&str], got: &[Vec<Duration>], summary: &mut Vec<String>) {
+    let last = names.len() - 1;
+    let floor = stats(&got[last]);
+    row(&format!("{case}: {}", names[last]), &floor);
+    for (name, samples) in names.iter().zip(got).take(last) {
+        if samples.is_empty() {
+            continue;
+        }
+        let s = stats(samples);
+        row(&format!("{case}: {name}"), &s);
+        summary.push(format!(
+            "RATIO {case:<22} {name:<24} {:.2} of medians ({:.3} / {:.3} ms), {:.2} of minimums ({:.3} / {:.3} ms)",
+            s.median.as_secs_f64() / floor.median.as_secs_f64(),
+            ms(s.median),
+            ms(floor.median),
+            s.min.as_secs_f64() / floor.min.as_secs_f64(),
+            ms(s.min),
+            ms(floor.min),
+        ));
+    }
+}
+
+/// Who is measured in (f), in the order of the `got` vectors; the floor last.
+const FLOOR_NAMES: [&str; 5] = [
+    "C ABI, this build",
+    "C ABI, HL_BENCH_OLD_LIB",
+    "MCP, this build",
+    "MCP, HL_BENCH_OLD_MCP",
+    "bare floor (C posix_spawn, static fake)",
+];
+
+/// Each measured side sends to its own receiver (one send each per round, after one turn gap),
+/// so no send waits for a turn; the floor spawns the argvs of a send to `worker`.
+const SEND_TO: [&str; 5] = ["worker", "r1", "r2", "r3", "worker"];
+
+fn bare_floor() {
+    let (fake, harness, linked) = static_tools();
+    println!(
+        "\n(f) per call vs the bare argv floor (C posix_spawn + waitpid of the same argvs, static fake Herdr CLI, {linked})"
+    );
+    let dir = std::env::temp_dir().join(format!("hl-bench-floor-{}", std::process::id()));
+    static_world(&dir, &fake);
+    if let herdr_link::turn::Place::Shared { dir, .. } = herdr_link::turn::place() {
+        println!("  turn directory: {}", dir.display());
+    }
+    let a = abi();
+    let old = std::env::var("HL_BENCH_OLD_LIB")
+        .ok()
+        .map(|p| OtherLib::load(&p));
+    let new_mcp = test_support::mcp::link_bin();
+    let old_mcp = std::env::var_os("HL_BENCH_OLD_MCP").map(PathBuf::from);
+    let mut floor = Floor::start(&harness, &fake);
+    let n = std::env::var("BENCH_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(80usize);
+    let mut victims = 0u32;
+    let mut summary = Vec::new();
+    for entries in [0usize, 1000, 10_000] {
+        let made = other_receivers(entries);
+        for op in ["peers", "send", "close"] {
+            let log_mark = oplog_entries(&dir, op).len();
+            let mut mcp_new = mcp_server(&new_mcp);
+            let mut mcp_old = old_mcp.as_deref().map(mcp_server);
+            let mut got: Vec<Vec<Duration>> = vec![Vec::new(); 5];
+            for i in 0..n + 4 {
+                if op == "send" {
+                    // Untimed: every receiver's last Enter passes, so no send waits for a turn.
+                    std::thread::sleep(TURN_GAP);
+                }
+                for j in 0..5 {
+                    let which = (i + j) % 5;
+                    // A fresh victim (a pane never closed nor delivered to) for every close.
+                    victims += 1;
+                    let to = match op {
+                        "send" => SEND_TO[which].to_string(),
+                        "close" => format!("v{victims}"),
+                        _ => String::new(),
+                    };
+                    let (tool, input) = op_call(op, &to);
+                    let request = json!({"session": format!("bench-f-{which}"), "tool": tool,
+                                         "input": input})
+                    .to_string();
+                    let took = match which {
+                        0 => Some(timed_abi(|r| a.call_text(r), &request)),
+                        1 => old.as_ref().map(|lib| timed_abi(|r| lib.tool(r), &request)),
+                        2 => Some(timed_mcp(&mut mcp_new, tool, input)),
+                        3 => mcp_old.as_mut().map(|s| timed_mcp(s, tool, input)),
+                        _ => Some(floor.run(&floor_argvs(op, &to))),
+                    };
+                    if let (true, Some(took)) = (i >= 4, took) {
+                        got[which].push(took);
+                    }
+                }
+            }
+            if entries == 0 {
+                same_argvs_as_the_library(&dir, op);
+            }
+            outside_the_spawns(&oplog_entries(&dir, op)[log_mark..]);
+            report_vs_floor(
+                &format!("{entries} entries, {op}"),
+                &FLOOR_NAMES,
+                &got,
+                &mut summary,
+            );
+        }
+        for p in made {
+            let _ = std::fs::remove_dir_all(&p);
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+    for line in summary {
+        println!("  {line}");
+    }
+    drop(floor);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// This build's operator-log entries for `op` through the C ABI (session `bench-f-0`), in the
+/// world under `dir`, oldest first.
+fn oplog_entries(dir: &std::path::Path, op: &str) -> Vec<Value> {
+    let tool = op_call(op, "").0;
+    std::fs::read_to_string(dir.join("state/herdr-link/log.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["session"] == "bench-f-0" && e["tool"] == tool)
+        .collect()
+}
+
+/// Where a C ABI call's time goes, from the log entries of its samples: the Herdr calls as the
+/// driver timed them (spawn to exit, output read) and the rest of the call.
+fn outside_the_spawns(entries: &[Value]) {
+    let (mut spawns, mut rest) = (Vec::new(), Vec::new());
+    for e in entries {
+        let total = e["ms"].as_f64().unwrap();
+        let inside: f64 = e["calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["ms"].as_f64().unwrap())
+            .sum();
+        spawns.push(Duration::from_secs_f64(inside / 1e3));
+        rest.push(Duration::from_secs_f64((total - inside).max(0.0) / 1e3));
+    }
+    if entries.is_empty() {
+        return;
+    }
+    let (s, r) = (stats(&spawns), stats(&rest));
+    println!(
+        "    C ABI, this build, by its operator log: its Herdr calls median {:.3} ms (min {:.3}), the rest of the call median {:.1} µs (min {:.1}, max {:.1})",
+        ms(s.median),
+        ms(s.min),
+        us(r.median),
+        us(r.min),
+        us(r.max)
+    );
+}
+
+/// Checks that the floor spawns exactly the argvs this build made for its last `op` through the C
+/// ABI, as its operator log (in the world's state directory under `dir`) lists them.
+fn same_argvs_as_the_library(dir: &std::path::Path, op: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let calls = loop {
+        if let Some(e) = oplog_entries(dir, op).pop() {
+            break e["calls"].as_array().unwrap().clone();
+        }
+        assert!(Instant::now() < deadline, "no {op} in the operator log");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let made: Vec<Vec<String>> = calls
+        .iter()
+        .map(|c| {
+            c["argv"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    let to = made
+        .get(1)
+        .and_then(|a| a.get(2))
+        .cloned()
+        .unwrap_or_default();
+    // A prompt's text differs by its message id and the log shortens it: compare lengths.
+    let shape = |argvs: Vec<Vec<String>>, logged: bool| -> Vec<Vec<String>> {
+        argvs
+            .into_iter()
+            .map(|mut argv| {
+                if argv.len() == 4 && argv[1] == "prompt" {
+                    let text = &argv[3];
+                    let chars = match text.split_once("…(+") {
+                        Some((head, rest)) if logged => {
+                            head.chars().count()
+                                + rest.trim_end_matches(" chars)").parse::<usize>().unwrap()
+                        }
+                        _ => text.chars().count(),
+                    };
+                    argv[3] = format!("<{chars} characters>");
+                }
+                argv
+            })
+            .collect()
+    };
+    assert_eq!(
+        shape(made.clone(), true),
+        shape(floor_argvs(op, &to), false),
+        "{op}: the floor spawns other argvs"
+    );
+    println!(
+        "  {op}: the floor spawns the {} argvs the library made",
+        made.len()
+    );
+}
+
+/// The Herdr argvs Herdr Link makes for `op` (peers; send to `to`; close `to`) in the static
+/// fake's world, as its operator log lists them.
+fn floor_argvs(op: &str, to: &str) -> Vec<Vec<String>> {
+    let mut argvs = vec![strings(&["agent", "get", "w1:p1"])];
+    match op {
+        "peers" => argvs.push(strings(&["agent", "list"])),
+        "send" => {
+            let wrapper = herdr_link::protocol::Envelope::build("brain", to, "bench message")
+                .unwrap()
+                .wrapper();
+            argvs.push(strings(&["agent", "get", to]));
+            argvs.push(strings(&["agent", "prompt", to, &wrapper]));
+        }
+        _ => {
+            let out = Command::new(std::env::var_os("HERDR_BIN_PATH").unwrap())
+                .args(["agent", "get", to])
+                .output()
+                .unwrap();
+            let info: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let pane = info["result"]["agent"]["pane_id"].as_str().unwrap();
+            argvs.push(strings(&["agent", "get", to]));
+            argvs.push(strings(&["pane", "close", pane]));
+        }
+    }
+    argvs
 }
