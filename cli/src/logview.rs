@@ -580,18 +580,7 @@ pub struct Options {
 pub fn parse(args: &[String]) -> Result<Options, String> {
     let now = now();
     let mut o = Options::default();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = || -> Result<String, String> {
-            match &inline {
-                Some(v) => Ok(v.clone()),
-                None => it.next().cloned().ok_or(format!("{flag} needs a value")),
-            }
-        };
+    walk_flags(args, |flag, value| {
         match flag {
             "--agent" => o.filter.agent = Some(value()?),
             "--workspace" => o.filter.workspace = Some(value()?),
@@ -617,8 +606,30 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
             "--file" => o.file = Some(PathBuf::from(value()?)),
             other => return Err(format!("log: unexpected argument {other:?}")),
         }
-    }
+        Ok(())
+    })?;
     Ok(o)
+}
+
+/// Walks the operator views' arguments (`log`, `watch`): calls `on` with each flag and a way to
+/// take its value, given as `--flag value` or `--flag=value`.
+pub fn walk_flags(
+    args: &[String],
+    mut on: impl FnMut(&str, &mut dyn FnMut() -> Result<String, String>) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = || match &inline {
+            Some(v) => Ok(v.clone()),
+            None => it.next().cloned().ok_or(format!("{flag} needs a value")),
+        };
+        on(flag, &mut value)?;
+    }
+    Ok(())
 }
 
 fn now() -> f64 {
@@ -727,6 +738,31 @@ mod tests {
     /// Strips the clock (local time) off a rendered line.
     fn body(line: &str) -> &str {
         &line[14..]
+    }
+
+    #[test]
+    fn flags_take_values_spaced_or_after_an_equals_sign() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let o = parse(&args(&[
+            "--agent",
+            "worker",
+            "--code=SEND_FAILED,PEER_NOT_FOUND",
+            "-f",
+        ]))
+        .unwrap();
+        assert_eq!(o.filter.agent.as_deref(), Some("worker"));
+        assert_eq!(o.filter.codes, ["SEND_FAILED", "PEER_NOT_FOUND"]);
+        assert!(o.follow);
+        assert_eq!(
+            parse(&args(&["--agent"])).unwrap_err(),
+            "--agent needs a value"
+        );
+        assert!(parse(&args(&["--bogus"])).unwrap_err().contains("--bogus"));
+        let w = crate::watch::parse(&args(&["--workspace=w2", "--file", "/x"])).unwrap();
+        assert_eq!(
+            (w.workspace.as_deref(), w.file),
+            (Some("w2"), Some("/x".into()))
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, List, ListItem, Paragraph, Row, Table};
 use ratatui::Frame;
 
-use crate::logview::{clock, Event, Tail};
+use crate::logview::{clock, walk_flags, Event, Tail};
 
 /// `herdr-link watch --help`.
 pub const USAGE: &str = "usage: herdr-link watch [--workspace ID] [--file PATH]
@@ -270,22 +270,14 @@ pub struct Options {
 /// Parses `herdr-link watch`'s arguments.
 pub fn parse(args: &[String]) -> Result<Options, String> {
     let mut o = Options::default();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = || match &inline {
-            Some(v) => Ok(v.clone()),
-            None => it.next().cloned().ok_or(format!("{flag} needs a value")),
-        };
+    walk_flags(args, |flag, value| {
         match flag {
             "--workspace" => o.workspace = Some(value()?),
             "--file" => o.file = Some(PathBuf::from(value()?)),
             other => return Err(format!("watch: unexpected argument {other:?}")),
         }
-    }
+        Ok(())
+    })?;
     Ok(o)
 }
 
