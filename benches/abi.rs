@@ -852,6 +852,14 @@ fn other_receivers(n: usize) -> Vec<PathBuf> {
 }
 
 /// One `herdr-link mcp` server of `bin` inside the current world, activated, and the next id.
+/// Removes the other receivers' entries [`other_receivers`] made (files and queue directories).
+fn remove_entries(made: Vec<PathBuf>) {
+    for p in made {
+        let _ = std::fs::remove_dir_all(&p);
+        let _ = std::fs::remove_file(&p);
+    }
+}
+
 fn mcp_server(bin: &std::path::Path) -> (test_support::mcp::Server, i64) {
     let env: Vec<(String, String)> = [
         "HERDR_ENV",
@@ -960,10 +968,7 @@ fn history() {
                 &mut summary,
             );
         }
-        for p in made {
-            let _ = std::fs::remove_dir_all(&p);
-            let _ = std::fs::remove_file(&p);
-        }
+        remove_entries(made);
     }
     for line in summary {
         println!("  {line}");
@@ -1224,10 +1229,7 @@ fn bare_floor() {
                 &mut summary,
             );
         }
-        for p in made {
-            let _ = std::fs::remove_dir_all(&p);
-            let _ = std::fs::remove_file(&p);
-        }
+        remove_entries(made);
     }
     for line in summary {
         println!("  {line}");
