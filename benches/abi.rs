@@ -860,21 +860,89 @@ fn remove_entries(made: Vec<PathBuf>) {
     }
 }
 
-fn mcp_server(bin: &std::path::Path) -> (test_support::mcp::Server, i64) {
-    let env: Vec<(String, String)> = [
-        "HERDR_ENV",
-        "HERDR_BIN_PATH",
-        "HERDR_PANE_ID",
-        "HERDR_SOCKET_PATH",
-        "HERDR_FAKE_STATE",
-    ]
-    .iter()
-    .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
-    .collect();
-    let mut s = test_support::mcp::Server::start_bin(bin, &env, &[], None);
-    s.handshake();
-    s.call(1, "herdr_link", json!({}));
-    (s, 2)
+/// A `herdr-link mcp` server spoken to as a host's event loop speaks to it: the request written
+/// to its stdin and the answer read from its stdout by the same thread, with no reader thread or
+/// channel of the bench's own in between (the floor harness reads its children's pipes the same
+/// way). It inherits this process's environment: the world the C ABI side runs in.
+struct Mcp {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    id: i64,
+    line: String,
+}
+
+impl Mcp {
+    /// Started, initialised and activated.
+    fn start(bin: &std::path::Path) -> Mcp {
+        let mut child = Command::new(bin)
+            .arg("mcp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn herdr-link mcp");
+        let mut m = Mcp {
+            stdin: child.stdin.take().unwrap(),
+            stdout: std::io::BufReader::new(child.stdout.take().unwrap()),
+            child,
+            id: 0,
+            line: String::new(),
+        };
+        m.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "1"}}),
+        );
+        m.write(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+        m.call("herdr_link", json!({}));
+        m
+    }
+
+    fn write(&mut self, line: &str) {
+        use std::io::Write;
+        self.stdin.write_all(line.as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and reads frames until its answer (left in `self.line`).
+    fn request(&mut self, method: &str, params: Value) {
+        use std::io::BufRead;
+        self.id += 1;
+        let id = self.id;
+        self.write(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
+        let answer = format!("\"id\":{id},");
+        loop {
+            self.line.clear();
+            let n = self.stdout.read_line(&mut self.line).unwrap();
+            assert!(n > 0, "herdr-link mcp ended");
+            if self.line.contains(&answer) {
+                return;
+            }
+        }
+    }
+
+    /// One `tools/call`, timed from writing it to reading its answer; checked after the clock.
+    fn call(&mut self, tool: &str, input: Value) -> Duration {
+        let params = json!({"name": tool, "arguments": input});
+        let t = Instant::now();
+        self.request("tools/call", params);
+        let took = t.elapsed();
+        let answer: Value = serde_json::from_str(&self.line).unwrap();
+        assert_ne!(answer["result"]["isError"], true, "{tool}: {answer}");
+        assert_eq!(answer["id"], self.id, "{answer}");
+        took
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 fn history() {
@@ -894,8 +962,8 @@ fn history() {
         let made = other_receivers(entries);
         for op in ["peers", "send", "close"] {
             let w = World::standard();
-            let mut mcp_new = mcp_server(&new_mcp);
-            let mut mcp_old = old_mcp.as_deref().map(mcp_server);
+            let mut mcp_new = Mcp::start(&new_mcp);
+            let mut mcp_old = old_mcp.as_deref().map(Mcp::start);
             let samples = if op == "send" { n.min(30) } else { n };
             // abi, abi-old, mcp, mcp-old, direct
             let mut got: Vec<Vec<Duration>> = vec![Vec::new(); 5];
@@ -923,8 +991,8 @@ fn history() {
                     let took = match which {
                         0 => Some(timed_abi(|r| a.call_text(r), &request)),
                         1 => old.as_ref().map(|lib| timed_abi(|r| lib.tool(r), &request)),
-                        2 => Some(timed_mcp(&mut mcp_new, tool, input)),
-                        3 => mcp_old.as_mut().map(|s| timed_mcp(s, tool, input)),
+                        2 => Some(mcp_new.call(tool, input)),
+                        3 => mcp_old.as_mut().map(|s| s.call(tool, input)),
                         _ => {
                             let argvs = match op {
                                 "peers" => vec![
@@ -1109,17 +1177,6 @@ fn timed_abi(call: impl FnOnce(&str) -> Value, request: &str) -> Duration {
 
 /// Times one `tools/call` through an activated `herdr-link mcp` server: from writing the
 /// request to reading its answer, which must not be an error.
-fn timed_mcp(server: &mut (test_support::mcp::Server, i64), tool: &str, input: Value) -> Duration {
-    let (s, id) = server;
-    *id += 1;
-    let t = Instant::now();
-    let r = s.call(*id, tool, input);
-    let took = t.elapsed();
-    let last = r.last().unwrap();
-    assert_ne!(last["result"]["isError"], true, "{tool}: {last}");
-    took
-}
-
 /// Prints the rows of one case (`got[k]` are the samples of `names[k]`, the floor last; empty:
 /// not measured) and adds each one's ratios to the floor, of medians and of minimums, to
 /// `summary`.
@@ -1185,8 +1242,8 @@ fn bare_floor() {
         let made = other_receivers(entries);
         for op in ["peers", "send", "close"] {
             let log_mark = oplog_entries(&dir, op).len();
-            let mut mcp_new = mcp_server(&new_mcp);
-            let mut mcp_old = old_mcp.as_deref().map(mcp_server);
+            let mut mcp_new = Mcp::start(&new_mcp);
+            let mut mcp_old = old_mcp.as_deref().map(Mcp::start);
             let mut got: Vec<Vec<Duration>> = vec![Vec::new(); 5];
             for i in 0..n + 4 {
                 if op == "send" {
@@ -1209,8 +1266,8 @@ fn bare_floor() {
                     let took = match which {
                         0 => Some(timed_abi(|r| a.call_text(r), &request)),
                         1 => old.as_ref().map(|lib| timed_abi(|r| lib.tool(r), &request)),
-                        2 => Some(timed_mcp(&mut mcp_new, tool, input)),
-                        3 => mcp_old.as_mut().map(|s| timed_mcp(s, tool, input)),
+                        2 => Some(mcp_new.call(tool, input)),
+                        3 => mcp_old.as_mut().map(|s| s.call(tool, input)),
                         _ => Some(floor.run(&floor_argvs(op, &to))),
                     };
                     if let (true, Some(took)) = (i >= 4, took) {

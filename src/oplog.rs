@@ -43,32 +43,71 @@ pub const DEFAULT_SUBPATH: &str = "herdr-link/log.jsonl";
 
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 
-/// A log line, the file it goes to, and whether that file's missing directory may be made
-/// (only the default one: a missing directory of a chosen path loses the line).
-type Line = (PathBuf, String, bool);
+/// What the background writer is handed: a log line, the file it goes to, and whether that
+/// file's missing directory may be made (only the default one: a missing directory of a chosen
+/// path loses the line); or a request to answer once every line before it is written.
+enum Job {
+    Line(PathBuf, String, bool),
+    Flush(SyncSender<()>),
+}
 
-static WRITER: LazyLock<Mutex<Option<SyncSender<Line>>>> = LazyLock::new(|| Mutex::new(None));
+static WRITER: LazyLock<Mutex<Option<SyncSender<Job>>>> = LazyLock::new(|| Mutex::new(None));
 
 /// How many lines were dropped because the writer could not keep up.
 pub fn dropped() -> u64 {
     DROPPED.load(Ordering::Relaxed)
 }
 
-fn sender() -> Option<SyncSender<Line>> {
+fn sender() -> Option<SyncSender<Job>> {
     let mut slot = WRITER.lock().unwrap_or_else(|e| e.into_inner());
     if slot.is_none() {
-        let (tx, rx) = sync_channel::<Line>(QUEUE_DEPTH);
+        let (tx, rx) = sync_channel::<Job>(QUEUE_DEPTH);
         std::thread::Builder::new()
             .name("herdr-link-oplog".into())
             .spawn(move || {
-                for (path, line, make_dir) in rx {
-                    let _ = write_line(&path, &line, make_dir);
+                for job in rx {
+                    match job {
+                        Job::Line(path, line, make_dir) => {
+                            let _ = write_line(&path, &line, make_dir);
+                        }
+                        Job::Flush(done) => {
+                            let _ = done.send(());
+                        }
+                    }
                 }
             })
             .ok()?;
         *slot = Some(tx);
     }
     slot.clone()
+}
+
+/// Waits, at most `within`, until every line handed to the background writer so far is in its
+/// file; says whether they all are. A process about to exit calls it (the MCP server at EOF):
+/// lines still queued would be lost with the process, and a line cut by the exit mid-write would
+/// leave a broken one that the next writer's line runs into.
+pub fn flush(within: Duration) -> bool {
+    let started = WRITER.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let Some(tx) = started else {
+        return true;
+    };
+    let deadline = Instant::now() + within;
+    let (done_tx, done_rx) = sync_channel(1);
+    let mut job = Job::Flush(done_tx);
+    loop {
+        match tx.try_send(job) {
+            Ok(()) => break,
+            Err(TrySendError::Disconnected(_)) => return false,
+            Err(TrySendError::Full(back)) if Instant::now() < deadline => {
+                job = back;
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(TrySendError::Full(_)) => return false,
+        }
+    }
+    done_rx
+        .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        .is_ok()
 }
 
 /// Opens the log for one append: created mode 0600 (it holds message text), never through a
@@ -287,7 +326,7 @@ impl<'a> Entry<'a> {
             DROPPED.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        match tx.try_send((path, line, make_dir)) {
+        match tx.try_send(Job::Line(path, line, make_dir)) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
                 DROPPED.fetch_add(1, Ordering::Relaxed);
@@ -401,4 +440,43 @@ fn line(entry: &Entry<'_>) -> String {
 /// it is, `detail` the text; `session` is empty and `calls` is empty.
 pub fn note(source: &str, code: &str, detail: &str) {
     Entry::new("", source, code, detail).record();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    /// `flush` answers only once the lines queued before it are written: here the log is a FIFO
+    /// that nobody reads for a while, so the writer is stuck opening it until the reader comes.
+    #[test]
+    fn flush_returns_after_the_lines_queued_before_it_are_written() {
+        let dir = std::env::temp_dir().join(format!("oplog-flush-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("log.fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let tx = sender().expect("the writer starts");
+        let line = "{\"tool\":\"flush-test\"}\n".to_string();
+        tx.try_send(Job::Line(fifo.clone(), line.clone(), false))
+            .unwrap();
+        let reader = std::thread::spawn({
+            let fifo = fifo.clone();
+            move || {
+                std::thread::sleep(Duration::from_millis(300));
+                let mut got = String::new();
+                File::open(&fifo).unwrap().read_to_string(&mut got).unwrap();
+                got
+            }
+        });
+        let started = Instant::now();
+        assert!(flush(Duration::from_secs(20)), "flushed");
+        assert!(
+            started.elapsed() >= Duration::from_millis(250),
+            "flush waited for the line still queued"
+        );
+        assert_eq!(reader.join().unwrap(), line);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

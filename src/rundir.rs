@@ -128,8 +128,22 @@ pub fn base_dir() -> PathBuf {
     Candidates::of_user().choose().path
 }
 
-/// The home directory of `uid` in the user database (`getpwuid_r`), if any.
+/// The home directory of `uid` in the user database, looked up once per process and uid: every
+/// delivery asks for the candidates, and the lookup reads the user database (a file or a name
+/// service) each time, while an account's home does not move under a running process.
 fn home_dir(uid: u32) -> Option<PathBuf> {
+    static HOMES: std::sync::Mutex<Vec<(u32, Option<PathBuf>)>> = std::sync::Mutex::new(Vec::new());
+    let mut homes = HOMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, home)) = homes.iter().find(|(u, _)| *u == uid) {
+        return home.clone();
+    }
+    let home = lookup_home(uid);
+    homes.push((uid, home.clone()));
+    home
+}
+
+/// The home directory of `uid` in the user database (`getpwuid_r`), if any.
+fn lookup_home(uid: u32) -> Option<PathBuf> {
     let mut buf = vec![0u8; 4096];
     loop {
         // SAFETY: an all-zero passwd is a valid out-parameter; getpwuid_r fills it and points its

@@ -28,7 +28,7 @@ use rmcp::service::{RequestContext, ServiceExt};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::activation::Shared;
-use crate::transport::LineTransport;
+use crate::transport::{DirectStdout, LineTransport};
 
 /// The session key of this process's one connection.
 pub const SESSION: &str = "mcp";
@@ -235,7 +235,8 @@ pub fn run(context_dir: PathBuf, host: Option<McpHost>, server_name: Option<Stri
         }
     };
     let code = runtime.block_on(async move {
-        let (reader, writer) = rmcp::transport::stdio_pipes();
+        let (reader, _) = rmcp::transport::stdio_pipes();
+        let writer = DirectStdout::new();
         // At EOF, requests already read may still be running a Herdr call (at most the start
         // limit); wait for them so their answers are written.
         let drain = env::start_timeout() + Duration::from_secs(5);
@@ -263,6 +264,8 @@ pub fn run(context_dir: PathBuf, host: Option<McpHost>, server_name: Option<Stri
     });
     // Do not wait for anything still running on the blocking pool.
     runtime.shutdown_background();
+    // Every call answered has its operator-log line queued: write them before the process ends.
+    oplog::flush(LOG_GRACE);
     // Let a startup bootstrap still talking to Herdr finish (briefly), so no Herdr call it made
     // outlives the server.
     if let Some(handle) = bootstrap {
@@ -274,5 +277,7 @@ pub fn run(context_dir: PathBuf, host: Option<McpHost>, server_name: Option<Stri
     code
 }
 
+/// How long an exiting server waits for its queued operator-log lines to be written.
+const LOG_GRACE: Duration = Duration::from_secs(2);
 /// How long an exiting server waits for its startup bootstrap.
 const BOOTSTRAP_GRACE: Duration = Duration::from_secs(2);

@@ -713,7 +713,10 @@ fn fan_in(n: usize, version: &str) {
                     }
                 };
                 let (text, err) = harness::tool_text(&answer);
-                wait_for_log_line(&name);
+                // Ended as a host ends it: at EOF the server writes its queued operator-log
+                // lines before it exits (a kill could cut the send's line mid-write).
+                let (status, _) = s.eof();
+                assert!(status.success(), "{name}: the server exited with {status}");
                 (name, text, err)
             })
         })
@@ -756,19 +759,23 @@ fn fan_in(n: usize, version: &str) {
     );
 }
 
-/// Waits (10 s at most) until the operator log holds the send from `sender`: the server's log
-/// writer is a background thread, and the server is ended right after.
+/// Waits (10 s at most) until the operator log holds the whole line of the send from `sender`:
+/// the library's log writer is a background thread, and the sender process ends right after (an
+/// exit that cut the line mid-write would leave half a line for the next one to run into).
 fn wait_for_log_line(sender: &str) {
     let Some(log) = std::env::var_os("HERDR_LINK_LOG") else {
         return;
     };
-    let needle = format!("From: {sender}\\n");
+    let needle = format!("From: {sender}\n");
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
-        if std::fs::read_to_string(&log)
-            .unwrap_or_default()
-            .contains(&needle)
-        {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let written = text.split_inclusive('\n').any(|l| {
+            l.ends_with('\n')
+                && l.contains(&needle)
+                && serde_json::from_str::<Value>(l).is_ok_and(|v| v["tool"] == "herdr_link_send")
+        });
+        if written {
             return;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -793,6 +800,12 @@ fn check_arrival_order(w: &World, log: &std::path::Path, n: usize) {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let broken: Vec<&str> = text
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).is_err())
+        .collect();
+    assert!(broken.is_empty(), "broken operator-log lines: {broken:?}");
     assert_eq!(lines.len(), n, "one operator-log line per send");
     let since: HashMap<String, f64> = lines
         .iter()
