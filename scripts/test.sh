@@ -45,14 +45,27 @@ step "playground: the docs' examples answer in the simulated Herdr world"
 bash scripts/playground.sh bash tests/playground/check.sh
 
 # The C host's valgrind run: 10,000 mixed library calls, zero bytes definitely/indirectly lost.
+# It keeps one core busy for minutes, so it runs beside the other hosts' tests and the MCP
+# client's (its output is shown when it ends; a failure fails the run).
 export LEAK_CALLS="${LEAK_CALLS:-10000}"
-for host in hosts/c hosts/python hosts/opencode hosts/pi; do
+step "host tests: hosts/c (valgrind), beside the next steps"
+c_log="$(mktemp "${TMPDIR:-/tmp}/herdr-link-c-host.XXXXXX")"
+bash hosts/c/run-tests.sh >"$c_log" 2>&1 &
+c_pid=$!
+for host in hosts/python hosts/opencode hosts/pi; do
   step "host tests: $host"
   bash "$host/run-tests.sh"
 done
 
 step "MCP server with an official MCP client"
 bash tests/mcp/run.sh
+
+step "host tests: hosts/c (valgrind), its result"
+c_status=0
+wait "$c_pid" || c_status=$?
+cat "$c_log"
+rm -f "$c_log"
+[ "$c_status" -eq 0 ] || { echo "hosts/c/run-tests.sh failed (exit $c_status)" >&2; exit "$c_status"; }
 
 # Claude Code, Codex and OpenCode themselves (pinned, npm ci into tests/hosts/node_modules),
 # each driven by a scripted model on 127.0.0.1 in a fresh network namespace.
