@@ -25,10 +25,8 @@ pub const TOOL_PEERS: &str = "herdr_link_peers";
 pub const TOOL_SEND: &str = "herdr_link_send";
 /// Tier 1 close tool.
 pub const TOOL_CLOSE: &str = "herdr_link_close";
-/// The Tier 1 tools, in the order every presentation uses.
-pub const TIER1: [&str; 4] = [TOOL_START, TOOL_PEERS, TOOL_SEND, TOOL_CLOSE];
-/// The capabilities the gateway reports once active (also the gateway's `action` values).
-pub const CAPABILITIES: [&str; 4] = ["start", "peers", "send", "close"];
+/// The gateway action that only activates, as the gateway called with `{}` does.
+pub const ACTIVATE: &str = "activate";
 /// The description of the start capability; a protocol constant shared by every presentation.
 pub const START_DESCRIPTION: &str = "Start a Herdr agent with Link-managed placement.";
 /// Prefix of the Agent Names the self-identity bootstrap generates.
@@ -546,8 +544,8 @@ mod tests {
         assert_eq!(lines.last().unwrap(), &e.to_json());
         assert!(!w.ends_with('\n'));
         assert!(!w.contains("Reply to:"));
-        for tool in TIER1 {
-            assert!(!w.contains(tool), "wrapper names {tool}");
+        for op in crate::ops::OPERATIONS {
+            assert!(!w.contains(op.tool), "wrapper names {}", op.tool);
         }
         assert_eq!(extract_envelope(&w), Some(e));
     }
