@@ -121,14 +121,14 @@ fn failure(error: Value, active: bool, tools_changed: bool) -> Value {
 
 /// The response to a call that failed before it reached any session (the C ABI's NULL or
 /// invalid UTF-8 request, an internal error): `code` and its `text`, dormant, nothing changed.
-pub fn failure_json(code: &str, text: &str) -> Value {
+pub(crate) fn failure_json(code: &str, text: &str) -> Value {
     failure(error::document(code, text), false, false)
 }
 
 /// Whether a call's result carries the Contract: the call that moved the session from dormant
 /// to active (gateway or direct Tier 1, success or Link error), and every activation call of an
 /// active session, so a model that activates again sees the rules again. No other call does.
-pub fn carries_contract(activation_call: bool, active: bool, tools_changed: bool) -> bool {
+fn carries_contract(activation_call: bool, active: bool, tools_changed: bool) -> bool {
     tools_changed || (activation_call && active)
 }
 
@@ -141,7 +141,7 @@ fn contract_for(style: Option<Style>) -> String {
 }
 
 /// The gateway's activation result: every operation's action is a capability.
-pub fn activation_result() -> Value {
+fn activation_result() -> Value {
     let capabilities: Vec<&str> = OPERATIONS.iter().map(|op| op.action).collect();
     json!({"status": "active", "capabilities": capabilities})
 }
@@ -495,7 +495,7 @@ pub fn presentation_json(request: &str) -> Value {
 /// The `hl_command_env` answer: `request` is `{"PATH": …, "HERDR_BIN_PATH": …}` (each a string,
 /// missing or null), the answer the variables to set ([`crate::paths::env_for_commands`]);
 /// `None` for a request that is not such an object.
-pub fn command_env_json(request: &str) -> Option<Value> {
+pub(crate) fn command_env_json(request: &str) -> Option<Value> {
     let Ok(Value::Object(req)) = serde_json::from_str::<Value>(request) else {
         return None;
     };
@@ -511,7 +511,7 @@ pub fn command_env_json(request: &str) -> Option<Value> {
 }
 
 /// The `hl_presentation` answer to a malformed request: no tools, no Contract, and why.
-pub fn presentation_refused(why: &str) -> Value {
+pub(crate) fn presentation_refused(why: &str) -> Value {
     json!({"tools": [], "contract": null, "error": error::document(error::INVALID_REQUEST, why)})
 }
 

@@ -280,8 +280,8 @@ const BOOTSTRAP_GRACE: Duration = Duration::from_secs(2);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use herdr_link::ops::OPERATIONS;
     use herdr_link::protocol::{ACTIVATE, GATEWAY};
+    use herdr_link::OPERATIONS;
 
     /// tools/list is the operation table: the gateway, then every operation's tool once active,
     /// and the gateway's actions are `activate` and every operation's action; nothing else.

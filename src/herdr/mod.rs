@@ -7,7 +7,7 @@
 //! What a failed call means is decided once, in [`failure`], for every step of every operation.
 
 mod failure;
-pub mod process;
+pub(crate) mod process;
 pub mod records;
 pub mod version;
 

@@ -4,10 +4,10 @@
 //! takes a [`Context`] (the [`Herdr`] driver, the caller's pane, ...) and the input, and returns
 //! the receipt JSON or a [`LinkError`].
 
-pub mod close;
-pub mod delivery;
+mod close;
+mod delivery;
 pub mod peers;
-pub mod send;
+mod send;
 pub mod start;
 
 use std::cell::RefCell;
