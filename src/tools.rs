@@ -94,7 +94,7 @@ pub struct Outcome {
     /// The Contract the host shows the model together with this result (§3, §6 capability 3:
     /// the rules are visible from the activating step on, before any system prompt a host
     /// builds per user prompt can carry them). Set on the call that activated the session and
-    /// on every later activation call ([`carries_contract`]); `None` on every other call.
+    /// on every later activation call (`carries_contract`); `None` on every other call.
     pub contract: Option<String>,
 }
 

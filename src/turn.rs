@@ -5,7 +5,7 @@
 //! second prompt typed before that Enter joins the same submission; Herdr 0.9 answers only after
 //! its Enter and serializes the prompts to one pane itself. So every delivery to a receiver
 //! takes that receiver's **turn** first: an exclusive `flock` on a small file in the user's
-//! private runtime directory ([`crate::rundir`]),
+//! private runtime directory (`rundir`),
 //!
 //! ```text
 //! <runtime dir>/turns/<16 hex digits>     mode 0600, the receiver's turn file (its lock)
