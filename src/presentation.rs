@@ -64,18 +64,23 @@ pub enum View {
 }
 
 /// Host hints of the deferred style: a UI label, a one-line prompt snippet for the gateway, and
-/// whether calls must run one at a time (close: a batch holding a close runs sequentially).
-fn deferred_hints(name: &str) -> (&'static str, Option<&'static str>, bool) {
-    match name {
-        GATEWAY => (
-            "Herdr Link",
-            Some("Herdr Link: activate the channel to the other agents of this Herdr workspace (start, peers, send, close)."),
-            false,
+/// whether calls must run one at a time (an operation that runs alone: a batch holding a close
+/// runs sequentially).
+fn deferred_hints(name: &str) -> (String, Option<String>, bool) {
+    match crate::ops::by_tool(name) {
+        Some(op) => (
+            format!("Herdr Link {}", sentence(op.action)),
+            None,
+            op.runs_alone,
         ),
-        TOOL_START => ("Herdr Link Start", None, false),
-        TOOL_PEERS => ("Herdr Link Peers", None, false),
-        TOOL_SEND => ("Herdr Link Send", None, false),
-        _ => ("Herdr Link Close", None, true),
+        None => {
+            let actions: Vec<&str> = OPERATIONS.into_iter().map(|op| op.action).collect();
+            let snippet = format!(
+                "Herdr Link: activate the channel to the other agents of this Herdr workspace ({}).",
+                actions.join(", ")
+            );
+            ("Herdr Link".to_string(), Some(snippet), false)
+        }
     }
 }
 
@@ -760,7 +765,21 @@ mod tests {
             .map(|t| &t["name"])
             .collect();
         assert_eq!(sequential, [TOOL_CLOSE]);
-        assert_eq!(tools[4]["label"], "Herdr Link Close");
+        let labels: Vec<_> = tools.iter().map(|t| t["label"].as_str().unwrap()).collect();
+        assert_eq!(
+            labels,
+            [
+                "Herdr Link",
+                "Herdr Link Start",
+                "Herdr Link Peers",
+                "Herdr Link Send",
+                "Herdr Link Close"
+            ]
+        );
+        assert_eq!(
+            tools[0]["prompt_snippet"],
+            "Herdr Link: activate the channel to the other agents of this Herdr workspace (start, peers, send, close)."
+        );
         assert!(document(Style::Mcp, View::Active, false)["tools"][0]
             .get("label")
             .is_none());

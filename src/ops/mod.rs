@@ -49,6 +49,8 @@ pub struct Operation {
     pub action: &'static str,
     /// The fields its input may hold (a Tier 1 tool's properties, an action's `arguments`).
     pub fields: &'static [&'static str],
+    /// Whether a host runs it alone, never beside another call of the same batch (§6: close).
+    pub runs_alone: bool,
     /// The error an unexpected failure inside it becomes: the operation's own code.
     fallback: fn(String) -> LinkError,
     handler: Handler,
@@ -87,6 +89,7 @@ pub const OPERATIONS: [Operation; 4] = [
         tool: TOOL_START,
         action: "start",
         fields: &start::FIELDS,
+        runs_alone: false,
         fallback: LinkError::StartUnexpected,
         handler: run_start,
     },
@@ -94,6 +97,7 @@ pub const OPERATIONS: [Operation; 4] = [
         tool: TOOL_PEERS,
         action: "peers",
         fields: &[],
+        runs_alone: false,
         fallback: LinkError::PeersUnexpected,
         handler: run_peers,
     },
@@ -101,6 +105,7 @@ pub const OPERATIONS: [Operation; 4] = [
         tool: TOOL_SEND,
         action: "send",
         fields: &["to", "message"],
+        runs_alone: false,
         fallback: LinkError::SendUnexpected,
         handler: run_send,
     },
@@ -108,6 +113,7 @@ pub const OPERATIONS: [Operation; 4] = [
         tool: TOOL_CLOSE,
         action: "close",
         fields: &["agent"],
+        runs_alone: true,
         fallback: LinkError::CloseUnexpected,
         handler: run_close,
     },
