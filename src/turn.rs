@@ -180,7 +180,7 @@ pub fn place() -> Place {
 }
 
 /// [`place`] among `candidates`.
-pub fn place_in(candidates: &rundir::Candidates) -> Place {
+pub(crate) fn place_in(candidates: &rundir::Candidates) -> Place {
     let choice = candidates.choose();
     match prepare(&choice) {
         Ok(dir) => Place::Shared {
@@ -203,7 +203,9 @@ pub fn survey() -> Result<(PathBuf, Option<String>), String> {
 }
 
 /// [`survey`] among `candidates`.
-pub fn survey_in(candidates: &rundir::Candidates) -> Result<(PathBuf, Option<String>), String> {
+pub(crate) fn survey_in(
+    candidates: &rundir::Candidates,
+) -> Result<(PathBuf, Option<String>), String> {
     let choice = candidates.choose();
     let dir = choice.path.join(DIR);
     for p in [&choice.path, &dir] {
