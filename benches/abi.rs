@@ -321,14 +321,10 @@ fn driver_per_spawn() {
     for i in 0..n + 10 {
         let run_lib = || {
             let t = Instant::now();
-            let f = herdr_link::herdr::process::run(
-                bin_str,
-                &["agent", "list"],
-                Duration::from_secs(10),
-            )
-            .unwrap();
+            let f = herdr_link::internal::run(bin_str, &["agent", "list"], Duration::from_secs(10))
+                .unwrap();
             let took = t.elapsed();
-            assert_eq!(f.exit, herdr_link::herdr::process::Exit::Code(0));
+            assert_eq!(f.exit, herdr_link::internal::Exit::Code(0));
             took
         };
         let run_raw = || {
@@ -654,7 +650,7 @@ fn turns() {
     // (t1) The bookkeeping alone: take an idle receiver's turn, record the Enter, release.
     let dir = std::env::temp_dir().join(format!("hl-bench-turns-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    herdr_link::rundir::ensure_private_dir(&dir).unwrap();
+    herdr_link::internal::ensure_private_dir(&dir).unwrap();
     let key = 42u64;
     let path = dir.join(format!("{key:016x}"));
     let mut book = Vec::new();
@@ -844,7 +840,7 @@ fn other_receivers(n: usize) -> Vec<PathBuf> {
         let counter = dir.join(format!("{key:016x}.next"));
         std::fs::write(&counter, "00000000000000000001\n").unwrap();
         let queue = dir.join(format!("{key:016x}.q"));
-        herdr_link::rundir::ensure_private_dir(&queue).unwrap();
+        herdr_link::internal::ensure_private_dir(&queue).unwrap();
         std::fs::write(queue.join("next"), "00000000000000000001\n").unwrap();
         made.extend([file, counter, queue]);
     }

@@ -11,9 +11,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// Default limit for one Herdr CLI call.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default limit for `agent start`: longer than Herdr's own 30 s startup deadline.
-pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(45);
+pub(crate) const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(45);
 /// Default wait for a delivery turn (`turn::WAIT` says why 48 s).
 pub const DEFAULT_TURN_WAIT: Duration = Duration::from_secs(48);
 /// Default margin after a 0.8 Enter (`turn::MARGIN` says why 25 ms).

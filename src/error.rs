@@ -270,42 +270,6 @@ impl std::fmt::Display for LinkError {
 
 impl std::error::Error for LinkError {}
 
-/// The operation a tool call runs; it decides the fallback code for failures nothing classified.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    /// `herdr_link_start`.
-    Start,
-    /// `herdr_link_peers`.
-    Peers,
-    /// `herdr_link_send`.
-    Send,
-    /// `herdr_link_close`.
-    Close,
-}
-
-impl Operation {
-    /// Wraps an unexpected failure inside Link (a panic) in this operation's code, with a text
-    /// that says so: Herdr did not refuse anything.
-    pub fn fallback(self, detail: String) -> LinkError {
-        match self {
-            Operation::Start => LinkError::StartUnexpected(detail),
-            Operation::Peers => LinkError::PeersUnexpected(detail),
-            Operation::Send => LinkError::SendUnexpected(detail),
-            Operation::Close => LinkError::CloseUnexpected(detail),
-        }
-    }
-
-    /// The capability word (also the gateway `action`).
-    pub fn action(self) -> &'static str {
-        match self {
-            Operation::Start => "start",
-            Operation::Peers => "peers",
-            Operation::Send => "send",
-            Operation::Close => "close",
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,11 +283,11 @@ mod tests {
         );
         assert_eq!(e.detail(), "rename of w1:p2 failed: pane_not_found");
         assert_eq!(
-            Operation::Close.fallback("TypeError".into()).agent_text(),
+            LinkError::CloseUnexpected("TypeError".into()).agent_text(),
             "CLOSE_FAILED: Herdr Link failed unexpectedly during this close; the agent may or may not have been closed"
         );
         assert_eq!(
-            Operation::Peers.fallback(String::new()).code(),
+            LinkError::PeersUnexpected(String::new()).code(),
             "NOT_IN_HERDR"
         );
     }

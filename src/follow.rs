@@ -30,9 +30,9 @@ pub const NOT_TAKEN_UP: &str = "not_taken_up";
 /// The tool name of follow-up lines.
 pub const TOOL: &str = "follow";
 /// The first look at the receiver, after the send was answered.
-pub const FIRST_LOOK: Duration = Duration::from_millis(300);
+pub(crate) const FIRST_LOOK: Duration = Duration::from_millis(300);
 /// Between two looks at one receiver.
-pub const EVERY: Duration = Duration::from_millis(500);
+pub(crate) const EVERY: Duration = Duration::from_millis(500);
 /// Messages followed at once, at most.
 pub const MAX_PENDING: usize = 64;
 

@@ -12,15 +12,15 @@ use crate::herdr::{CliFailure, Herdr};
 use crate::protocol::{is_valid_agent_name, new_bootstrap_name, AgentState};
 
 /// How many times the self probe runs while Herdr has not detected the occupant yet.
-pub const READINESS_PROBES: usize = 3;
+pub(crate) const READINESS_PROBES: usize = 3;
 /// The pause between readiness probes.
-pub const READINESS_PAUSE: Duration = Duration::from_millis(100);
+pub(crate) const READINESS_PAUSE: Duration = Duration::from_millis(100);
 /// How many generated names the bootstrap tries when Herdr says a name is taken.
-pub const RENAME_ATTEMPTS: usize = 3;
+pub(crate) const RENAME_ATTEMPTS: usize = 3;
 
 /// The caller as Herdr sees it right now.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SelfContext {
+pub(crate) struct SelfContext {
     /// Live Agent Name.
     pub name: String,
     /// Live workspace id (empty when Herdr reported none; every workspace check then fails).
@@ -33,7 +33,7 @@ pub struct SelfContext {
 
 /// A target agent as Herdr sees it right now.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TargetContext {
+pub(crate) struct TargetContext {
     /// Live Agent Name (equal to the requested one).
     pub name: String,
     /// Live workspace id, or empty.
@@ -47,7 +47,7 @@ pub struct TargetContext {
 const NOT_A_PEER: &str = "target agent is not a live peer";
 
 /// The same-workspace guard: both ids non-empty and equal, else the one PEER_NOT_FOUND.
-pub fn same_workspace(a: &str, b: &str) -> Result<(), LinkError> {
+pub(crate) fn same_workspace(a: &str, b: &str) -> Result<(), LinkError> {
     if a.is_empty() || b.is_empty() || a != b {
         return Err(LinkError::PeerNotFound(NOT_A_PEER.into()));
     }
@@ -143,7 +143,7 @@ pub fn judge_self(record: Option<&AgentRecord>, current: &str) -> SelfRecord {
 /// Resolves the caller, giving it a bootstrap Agent Name first when it is live but unnamed.
 /// Used by every communication path and by the startup bootstrap, so both merge into the one
 /// in-flight sequence of the resolved pane.
-pub fn self_context(herdr: &Herdr, pane: &str) -> Result<SelfContext, LinkError> {
+pub(crate) fn self_context(herdr: &Herdr, pane: &str) -> Result<SelfContext, LinkError> {
     let (record, current) = probe_self(herdr, pane)?;
     let record = match judge_self(record.as_ref(), &current) {
         SelfRecord::Named => record.unwrap_or_default(),
@@ -163,7 +163,7 @@ pub fn self_context(herdr: &Herdr, pane: &str) -> Result<SelfContext, LinkError>
 }
 
 /// The caller's workspace only, for close: no name needed, no bootstrap, no readiness retry.
-pub fn self_workspace(herdr: &Herdr, pane: &str) -> Result<String, LinkError> {
+pub(crate) fn self_workspace(herdr: &Herdr, pane: &str) -> Result<String, LinkError> {
     let v = match herdr.agent_get(pane) {
         Err(f) if f.is_code("agent_not_found") => match moved_pane(herdr, pane)? {
             Some(current) => herdr.agent_get(&current),
@@ -183,7 +183,7 @@ pub fn self_workspace(herdr: &Herdr, pane: &str) -> Result<String, LinkError> {
 
 /// Resolves a target by Agent Name: the name rule first (no call for an invalid name), then a
 /// live record whose name is exactly the one asked for.
-pub fn target_context(herdr: &Herdr, name: &str) -> Result<TargetContext, LinkError> {
+pub(crate) fn target_context(herdr: &Herdr, name: &str) -> Result<TargetContext, LinkError> {
     if !is_valid_agent_name(name) {
         return Err(LinkError::PeerNotFound(NOT_A_PEER.into()));
     }

@@ -133,14 +133,8 @@ pub const MAX_SESSION_KEY_BYTES: usize = 1024;
 pub const ECHO_CHARS: usize = 64;
 
 /// Whether `key` is a usable session key: not empty and at most [`MAX_SESSION_KEY_BYTES`].
-pub fn session_key_ok(key: &str) -> bool {
+pub(crate) fn session_key_ok(key: &str) -> bool {
     !key.is_empty() && key.len() <= MAX_SESSION_KEY_BYTES
-}
-
-/// Whether `s` holds more than `max` characters, without counting past the point of deciding.
-pub fn chars_over(s: &str, max: usize) -> bool {
-    // A character is at least one byte: at most `max` bytes means at most `max` characters.
-    s.len() > max && s.chars().nth(max).is_some()
 }
 
 /// How many bytes `message` takes inside the envelope's JSON (without the quotes), exactly as
@@ -163,7 +157,7 @@ pub fn encoded_len_upto(message: &str, max: usize) -> usize {
 }
 
 /// Whether `message` is over [`MAX_MESSAGE_BYTES`] as the envelope encodes it.
-pub fn message_over_limit(message: &str) -> bool {
+pub(crate) fn message_over_limit(message: &str) -> bool {
     encoded_len_upto(message, MAX_MESSAGE_BYTES) > MAX_MESSAGE_BYTES
 }
 
@@ -187,14 +181,6 @@ mod tests {
         let e = echo(&long);
         assert!(e.len() < 200, "{e}");
         assert!(e.contains("2000000 bytes"));
-    }
-
-    #[test]
-    fn chars_over_counts_characters() {
-        assert!(!chars_over(&"a".repeat(10), 10));
-        assert!(chars_over(&"a".repeat(11), 10));
-        assert!(!chars_over(&"😀".repeat(10), 10));
-        assert!(chars_over(&"😀".repeat(11), 10));
     }
 
     /// The count is the envelope's: every class of character, the escaped ones included.

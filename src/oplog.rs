@@ -34,12 +34,12 @@ pub const QUEUE_DEPTH: usize = 1024;
 /// The longest argv element kept in the log (wrapper texts are long).
 pub const MAX_ARG_CHARS: usize = 200;
 /// The longest message preview kept in the log.
-pub const MAX_PREVIEW_CHARS: usize = 160;
+pub(crate) const MAX_PREVIEW_CHARS: usize = 160;
 /// A log file is rotated when a line would take it past this many bytes: it becomes
 /// `<path>.1` (replacing the one before), so the log takes at most twice this on disk.
 pub const MAX_BYTES: u64 = 4 << 20;
 /// The default log below the user's state directory ([`crate::paths::state_dir`]).
-pub const DEFAULT_SUBPATH: &str = "herdr-link/log.jsonl";
+pub(crate) const DEFAULT_SUBPATH: &str = "herdr-link/log.jsonl";
 
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 
@@ -114,7 +114,7 @@ pub fn flush(within: Duration) -> bool {
 /// symlink (`O_NOFOLLOW`: a symlink at the path loses the line). An existing log of ours that
 /// others may read (one an older version created 0644 under the default umask) is closed to
 /// them first.
-pub fn open_log(path: &std::path::Path) -> std::io::Result<File> {
+pub(crate) fn open_log(path: &std::path::Path) -> std::io::Result<File> {
     let file = OpenOptions::new()
         .create(true)
         .append(true)

@@ -7,9 +7,10 @@ mod tier1;
 
 use serde_json::{json, Value};
 
-use crate::protocol::{CONTRACT, GATEWAY, TIER1, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START};
+use crate::ops::OPERATIONS;
+use crate::protocol::{ACTIVATE, CONTRACT, GATEWAY, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START};
 use tier1::{action_reference, tools as tier1};
-pub use tier1::{result_example, Tool, ACTIONS};
+pub use tier1::{result_example, Tool};
 
 /// How a host shows Link to its model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,18 +64,23 @@ pub enum View {
 }
 
 /// Host hints of the deferred style: a UI label, a one-line prompt snippet for the gateway, and
-/// whether calls must run one at a time (close: a batch holding a close runs sequentially).
-fn deferred_hints(name: &str) -> (&'static str, Option<&'static str>, bool) {
-    match name {
-        GATEWAY => (
-            "Herdr Link",
-            Some("Herdr Link: activate the channel to the other agents of this Herdr workspace (start, peers, send, close)."),
-            false,
+/// whether calls must run one at a time (an operation that runs alone: a batch holding a close
+/// runs sequentially).
+fn deferred_hints(name: &str) -> (String, Option<String>, bool) {
+    match crate::ops::by_tool(name) {
+        Some(op) => (
+            format!("Herdr Link {}", sentence(op.action)),
+            None,
+            op.runs_alone,
         ),
-        TOOL_START => ("Herdr Link Start", None, false),
-        TOOL_PEERS => ("Herdr Link Peers", None, false),
-        TOOL_SEND => ("Herdr Link Send", None, false),
-        _ => ("Herdr Link Close", None, true),
+        None => {
+            let actions: Vec<&str> = OPERATIONS.into_iter().map(|op| op.action).collect();
+            let snippet = format!(
+                "Herdr Link: activate the channel to the other agents of this Herdr workspace ({}).",
+                actions.join(", ")
+            );
+            ("Herdr Link".to_string(), Some(snippet), false)
+        }
     }
 }
 
@@ -115,16 +121,38 @@ fn deferred_gateway() -> Tool {
     }
 }
 
+/// The Tier 1 tool names, in the order of the operation table.
+fn tier1_names() -> impl Iterator<Item = &'static str> {
+    OPERATIONS.into_iter().map(|op| op.tool)
+}
+
 fn tier1_list() -> String {
-    format!("{}, {}, {} and {}", TIER1[0], TIER1[1], TIER1[2], TIER1[3])
+    series(tier1_names(), "and")
+}
+
+/// `items` as a sentence lists them: `a, b, c or d`, with `conjunction` before the last.
+pub fn series<'a>(items: impl IntoIterator<Item = &'a str>, conjunction: &str) -> String {
+    let items: Vec<&str> = items.into_iter().collect();
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} {conjunction} {last}", rest.join(", ")),
+    }
 }
 
 /// How a dispatching gateway runs an action, for both dispatching styles.
 const DISPATCH_FORM: &str = "call it with {\"action\": <action>, \"arguments\": {...}}; each action takes exactly the input of the tool it names and returns that tool's result; a failed call returns the text CODE: reason. The actions:";
 
 /// The input schema of both dispatching gateways: an action and its arguments (§6), the same
-/// while dormant and once active, so it never carries a Tier 1 schema.
-fn dispatch_schema(actions: &[&str]) -> Value {
+/// while dormant and once active, so it never carries a Tier 1 schema. The actions are every
+/// operation's, after [`ACTIVATE`] where the gateway takes it.
+fn dispatch_schema(activate: bool) -> Value {
+    let ops = OPERATIONS.into_iter().map(|op| op.action);
+    let actions: Vec<&str> = activate
+        .then_some(ACTIVATE)
+        .into_iter()
+        .chain(ops)
+        .collect();
     json!({
         "type": "object",
         "properties": {
@@ -164,7 +192,7 @@ fn mcp_gateway(active: Option<&McpNaming>) -> Tool {
     Tool {
         name: GATEWAY,
         description,
-        input_schema: dispatch_schema(&["activate", "start", "peers", "send", "close"]),
+        input_schema: dispatch_schema(true),
     }
 }
 
@@ -176,11 +204,12 @@ fn dispatcher() -> Tool {
         description: format!(
             "Herdr Link (herdr-link/1): the channel to the other agents of this Herdr workspace. {WHEN} Call it once with {{}} to activate it for this session; the actions and how to use them come with the activation."
         ),
-        input_schema: dispatch_schema(&["start", "peers", "send", "close"]),
+        input_schema: dispatch_schema(false),
     }
 }
 
-/// Where the rules name a Tier 1 tool, the gateway action to call instead.
+/// Where the rules name a Tier 1 tool, the gateway action to call instead (every operation: a
+/// test checks).
 fn rules_onto_actions(gateway: &str) -> String {
     format!(
         "where the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call {gateway} with action start, send, peers or close."
@@ -192,9 +221,18 @@ fn rules_onto_actions(gateway: &str) -> String {
 /// completely onto the gateway actions).
 fn gateway_appendix() -> String {
     format!(
-        "In this runtime every active capability goes through the single {GATEWAY} gateway tool: {DISPATCH_FORM}{}\nWhere the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call {GATEWAY} with action start, send, peers or close.",
+        "In this runtime every active capability goes through the single {GATEWAY} gateway tool: {DISPATCH_FORM}{}\n{}",
         action_reference(),
+        sentence(&rules_onto_actions(GATEWAY))
     )
+}
+
+/// `text` with its first letter capitalized, to begin a sentence.
+fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_ascii_uppercase().to_string() + chars.as_str()
+    })
 }
 
 /// The MCP host a server talks to, as far as its tool naming goes (§4.6: the active
@@ -360,7 +398,7 @@ pub fn mcp_appendix(naming: &McpNaming) -> String {
             text.push_str(
                 "The tools are presented under this host's names for the server (the canonical name is always the suffix):",
             );
-            for t in TIER1 {
+            for t in tier1_names() {
                 let shown = naming.shown(t).unwrap_or_default();
                 text.push_str(&format!("\n- {t} -> {shown}"));
             }
@@ -470,6 +508,21 @@ mod tests {
     use crate::limits::{MAX_MESSAGE_CHARS, MAX_START_ARGS};
     use crate::protocol::START_DESCRIPTION;
 
+    #[test]
+    fn the_rules_map_every_operation_onto_its_action() {
+        let text = rules_onto_actions("gw");
+        for op in OPERATIONS {
+            assert!(text.contains(op.tool), "{}: {text}", op.tool);
+            assert!(text.contains(&format!(" {}", op.action)), "{}", op.action);
+        }
+        assert!(
+            gateway_appendix().ends_with(&format!("\n{}", sentence(&rules_onto_actions(GATEWAY))))
+        );
+        assert_eq!(sentence("where"), "Where");
+        assert_eq!(series(["a"], "or"), "a");
+        assert_eq!(series(["a", "b", "c"], "or"), "a, b or c");
+    }
+
     /// The Tier 1 definition of `name`.
     fn tier1_tool(name: &str) -> Tool {
         tier1().into_iter().find(|t| t.name == name).unwrap()
@@ -568,7 +621,7 @@ mod tests {
         for server in ["herdr_link", "link2"] {
             let claude = mcp_appendix(&naming(McpHost::Claude, server));
             let opencode = mcp_appendix(&naming(McpHost::OpenCode, server));
-            for t in TIER1 {
+            for t in tier1_names() {
                 assert!(
                     claude.contains(&format!("- {t} -> mcp__{server}__{t}")),
                     "{claude}"
@@ -593,7 +646,7 @@ mod tests {
 
             // Gemini CLI: one underscore each side, and Tier 1 listed (it refreshes its tools).
             let gemini = mcp_appendix(&naming(McpHost::Gemini, server));
-            for t in TIER1 {
+            for t in tier1_names() {
                 assert!(
                     gemini.contains(&format!("- {t} -> mcp_{server}_{t}")),
                     "{gemini}"
@@ -614,7 +667,7 @@ mod tests {
             // Code (Claude Code's form) dispatch everything through the gateway.
             for (host, sep) in [(McpHost::Copilot, "-"), (McpHost::Droid, "___")] {
                 let text = mcp_appendix(&naming(host, server));
-                for t in TIER1 {
+                for t in tier1_names() {
                     assert!(
                         text.contains(&format!("- {t} -> {server}{sep}{t}")),
                         "{text}"
@@ -712,7 +765,21 @@ mod tests {
             .map(|t| &t["name"])
             .collect();
         assert_eq!(sequential, [TOOL_CLOSE]);
-        assert_eq!(tools[4]["label"], "Herdr Link Close");
+        let labels: Vec<_> = tools.iter().map(|t| t["label"].as_str().unwrap()).collect();
+        assert_eq!(
+            labels,
+            [
+                "Herdr Link",
+                "Herdr Link Start",
+                "Herdr Link Peers",
+                "Herdr Link Send",
+                "Herdr Link Close"
+            ]
+        );
+        assert_eq!(
+            tools[0]["prompt_snippet"],
+            "Herdr Link: activate the channel to the other agents of this Herdr workspace (start, peers, send, close)."
+        );
         assert!(document(Style::Mcp, View::Active, false)["tools"][0]
             .get("label")
             .is_none());
@@ -802,7 +869,8 @@ mod tests {
     fn every_naming_carries_the_whole_tier1_surface() {
         for (what, text) in gateway_only_texts() {
             assert!(text.contains(CONTRACT), "{what}");
-            for ((action, name), tool) in ACTIONS.into_iter().zip(tier1()) {
+            for (op, tool) in OPERATIONS.into_iter().zip(tier1()) {
+                let (action, name) = (op.action, op.tool);
                 let head = format!("\n- action \"{action}\" ({name}): ");
                 let at = text
                     .find(&head)

@@ -14,25 +14,23 @@ pub use crate::contract_block::contract_block;
 /// The protocol identifier carried in every envelope's `protocol` field.
 pub const PROTOCOL_ID: &str = "herdr-link/1";
 /// The marker that begins the first line of every inbound wrapper.
-pub const WRAPPER_MARKER: &str = "[herdr-link/1]";
+pub(crate) const WRAPPER_MARKER: &str = "[herdr-link/1]";
 /// Tier 0: the gateway, the only Link tool a dormant session sees.
 pub const GATEWAY: &str = "herdr_link";
 /// Tier 1 start tool.
-pub const TOOL_START: &str = "herdr_link_start";
+pub(crate) const TOOL_START: &str = "herdr_link_start";
 /// Tier 1 peers tool.
-pub const TOOL_PEERS: &str = "herdr_link_peers";
+pub(crate) const TOOL_PEERS: &str = "herdr_link_peers";
 /// Tier 1 send tool.
-pub const TOOL_SEND: &str = "herdr_link_send";
+pub(crate) const TOOL_SEND: &str = "herdr_link_send";
 /// Tier 1 close tool.
-pub const TOOL_CLOSE: &str = "herdr_link_close";
-/// The Tier 1 tools, in the order every presentation uses.
-pub const TIER1: [&str; 4] = [TOOL_START, TOOL_PEERS, TOOL_SEND, TOOL_CLOSE];
-/// The capabilities the gateway reports once active (also the gateway's `action` values).
-pub const CAPABILITIES: [&str; 4] = ["start", "peers", "send", "close"];
+pub(crate) const TOOL_CLOSE: &str = "herdr_link_close";
+/// The gateway action that only activates, as the gateway called with `{}` does.
+pub const ACTIVATE: &str = "activate";
 /// The description of the start capability; a protocol constant shared by every presentation.
-pub const START_DESCRIPTION: &str = "Start a Herdr agent with Link-managed placement.";
+pub(crate) const START_DESCRIPTION: &str = "Start a Herdr agent with Link-managed placement.";
 /// Prefix of the Agent Names the self-identity bootstrap generates.
-pub const BOOTSTRAP_PREFIX: &str = "hl-";
+pub(crate) const BOOTSTRAP_PREFIX: &str = "hl-";
 
 /// The Active Contract, taken at build time from the §3 block of PROTOCOL.md.
 pub const CONTRACT: &str = include_str!(concat!(env!("OUT_DIR"), "/contract.txt"));
@@ -90,7 +88,7 @@ const ID_RANDOM_DIGITS: u32 = 12;
 /// nothing derived from a counter, the process or the time: ids of any threads or processes made
 /// in the same millisecond collide only by chance (about 1 in 4.7e18 per pair), and an id tells
 /// nothing about how many were made before it.
-pub fn new_message_id() -> String {
+pub(crate) fn new_message_id() -> String {
     let ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -105,7 +103,7 @@ pub fn new_message_id() -> String {
 }
 
 /// A bootstrap Agent Name: `hl-` followed by 8 lowercase hex digits.
-pub fn new_bootstrap_name() -> String {
+pub(crate) fn new_bootstrap_name() -> String {
     format!("{BOOTSTRAP_PREFIX}{:08x}", rand::random::<u32>())
 }
 
@@ -173,7 +171,7 @@ pub struct Envelope {
 /// not whitespace). Run before any Herdr call of a send, and again when the envelope is built.
 /// Every other character travels, controls and NUL included: the envelope line escapes them
 /// ([`is_typed_control`]).
-pub fn check_message(message: &str) -> Result<(), LinkError> {
+pub(crate) fn check_message(message: &str) -> Result<(), LinkError> {
     if message.trim().is_empty() {
         return Err(LinkError::SendMessageBlank("message is blank".into()));
     }
@@ -546,8 +544,8 @@ mod tests {
         assert_eq!(lines.last().unwrap(), &e.to_json());
         assert!(!w.ends_with('\n'));
         assert!(!w.contains("Reply to:"));
-        for tool in TIER1 {
-            assert!(!w.contains(tool), "wrapper names {tool}");
+        for op in crate::ops::OPERATIONS {
+            assert!(!w.contains(op.tool), "wrapper names {}", op.tool);
         }
         assert_eq!(extract_envelope(&w), Some(e));
     }

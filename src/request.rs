@@ -26,7 +26,7 @@ pub struct Shape {
 
 /// Stands in for a field of an object shape whose value was not an object (nor `null`); the
 /// value itself was not built. Callers treat any non-object value alike.
-pub const NOT_AN_OBJECT: Value = Value::Bool(false);
+pub(crate) const NOT_AN_OBJECT: Value = Value::Bool(false);
 
 /// Why a request text was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -24,11 +24,6 @@ pub fn is_active(key: &str) -> bool {
     sessions().get(key).copied().unwrap_or(false)
 }
 
-/// Whether any session of this process is active.
-pub fn any_active() -> bool {
-    sessions().values().any(|&a| a)
-}
-
 /// What this process's presence ([`crate::presence`]) answers the exec guard for a command
 /// carrying the session marker `marker`: that session's state when this process knows it;
 /// for an unknown or missing marker, whether any session is active (a command this process

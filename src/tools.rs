@@ -9,16 +9,14 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use crate::env;
-use crate::error::{self, LinkError, Operation};
+use crate::error::{self, LinkError};
 use crate::follow;
 use crate::herdr::Herdr;
 use crate::limits;
 use crate::oplog;
-use crate::ops;
-use crate::presentation::{self, Style, View};
-use crate::protocol::{
-    CAPABILITIES, CONTRACT, GATEWAY, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START,
-};
+use crate::ops::{self, Operation, OPERATIONS};
+use crate::presentation::{self, series, Style, View};
+use crate::protocol::{ACTIVATE, CONTRACT, GATEWAY};
 use crate::request;
 use crate::session;
 use crate::turn;
@@ -96,7 +94,7 @@ pub struct Outcome {
     /// The Contract the host shows the model together with this result (§3, §6 capability 3:
     /// the rules are visible from the activating step on, before any system prompt a host
     /// builds per user prompt can carry them). Set on the call that activated the session and
-    /// on every later activation call ([`carries_contract`]); `None` on every other call.
+    /// on every later activation call (`carries_contract`); `None` on every other call.
     pub contract: Option<String>,
 }
 
@@ -123,14 +121,14 @@ fn failure(error: Value, active: bool, tools_changed: bool) -> Value {
 
 /// The response to a call that failed before it reached any session (the C ABI's NULL or
 /// invalid UTF-8 request, an internal error): `code` and its `text`, dormant, nothing changed.
-pub fn failure_json(code: &str, text: &str) -> Value {
+pub(crate) fn failure_json(code: &str, text: &str) -> Value {
     failure(error::document(code, text), false, false)
 }
 
 /// Whether a call's result carries the Contract: the call that moved the session from dormant
 /// to active (gateway or direct Tier 1, success or Link error), and every activation call of an
 /// active session, so a model that activates again sees the rules again. No other call does.
-pub fn carries_contract(activation_call: bool, active: bool, tools_changed: bool) -> bool {
+fn carries_contract(activation_call: bool, active: bool, tools_changed: bool) -> bool {
     tools_changed || (activation_call && active)
 }
 
@@ -142,35 +140,10 @@ fn contract_for(style: Option<Style>) -> String {
         .unwrap_or_else(|| CONTRACT.to_string())
 }
 
-/// The gateway's activation result.
-pub fn activation_result() -> Value {
-    json!({"status": "active", "capabilities": CAPABILITIES})
-}
-
-/// Every operation with the Tier 1 tool that runs it, in the order every presentation uses; its
-/// gateway action is [`Operation::action`]. Routing reads only this table; a test checks it
-/// against `protocol::TIER1`, `protocol::CAPABILITIES` and the Tier 1 presentation.
-const OPERATIONS: [(Operation, &str); 4] = [
-    (Operation::Start, TOOL_START),
-    (Operation::Peers, TOOL_PEERS),
-    (Operation::Send, TOOL_SEND),
-    (Operation::Close, TOOL_CLOSE),
-];
-
-/// The operation the Tier 1 tool `tool` runs.
-fn operation_of(tool: &str) -> Option<Operation> {
-    OPERATIONS
-        .iter()
-        .find(|(_, t)| *t == tool)
-        .map(|(op, _)| *op)
-}
-
-/// The operation the gateway action `action` runs.
-fn operation_of_action(action: &str) -> Option<Operation> {
-    OPERATIONS
-        .iter()
-        .find(|(op, _)| op.action() == action)
-        .map(|(op, _)| *op)
+/// The gateway's activation result: every operation's action is a capability.
+fn activation_result() -> Value {
+    let capabilities: Vec<&str> = OPERATIONS.iter().map(|op| op.action).collect();
+    json!({"status": "active", "capabilities": capabilities})
 }
 
 /// What a call will do once the gate and activation are settled.
@@ -193,7 +166,7 @@ fn route(
     if tool == GATEWAY {
         let action = match input.get("action") {
             None => return Ok((Route::Activate, None)),
-            Some(Value::String(a)) if a == "activate" => {
+            Some(Value::String(a)) if a == ACTIVATE => {
                 return Ok((Route::Activate, Some(a.clone())))
             }
             Some(Value::String(a)) => a.clone(),
@@ -204,10 +177,11 @@ fn route(
                 )))
             }
         };
-        let op = operation_of_action(&action).ok_or_else(|| {
+        let op = ops::by_action(&action).ok_or_else(|| {
             CallError::InvalidRequest(format!(
-                "unknown gateway action {}; use start, peers, send or close, or omit action to activate",
-                limits::echo(&action)
+                "unknown gateway action {}; use {}, or omit action to activate",
+                limits::echo(&action),
+                series(OPERATIONS.iter().map(|op| op.action), "or")
             ))
         })?;
         let args = match input.remove("arguments") {
@@ -224,10 +198,12 @@ fn route(
         };
         return Ok((Route::Run(op, args), Some(action)));
     }
-    let op = operation_of(tool).ok_or_else(|| {
+    let op = ops::by_tool(tool).ok_or_else(|| {
+        let tools = std::iter::once(GATEWAY).chain(OPERATIONS.iter().map(|op| op.tool));
         CallError::InvalidRequest(format!(
-            "unknown tool {}; use herdr_link, herdr_link_start, herdr_link_peers, herdr_link_send or herdr_link_close",
-            limits::echo(tool)
+            "unknown tool {}; use {}",
+            limits::echo(tool),
+            series(tools, "or")
         ))
     })?;
     Ok((Route::Run(op, input), None))
@@ -292,25 +268,23 @@ pub fn call_in_style(
     let herdr = Herdr::new(&herdr_env);
     let turns = turn::Record::default();
     let activation_call = matches!(route, Route::Activate);
-    let sent = RefCell::new(oplog::MessageTrace::default());
-    let mut sending = false;
+    let sent = RefCell::new(None);
     let result = match route {
         Route::Activate => Ok(activation_result()),
         Route::Run(op, args) => {
-            sending = op == Operation::Send;
-            let cx = Context {
+            let cx = ops::Context {
                 herdr: &herdr,
                 turns: &turns,
                 sent: &sent,
                 pane: &herdr_env.pane_id,
                 context_dir,
             };
-            contained(op, || run(op, &cx, &args)).map_err(CallError::from)
+            contained(op, || op.run(&cx, &args)).map_err(CallError::from)
         }
     };
     let trace = herdr.take_trace();
     let turn = turns.take();
-    let message = sending.then(|| sent.into_inner());
+    let message = sent.into_inner();
     log(
         session,
         tool,
@@ -376,91 +350,17 @@ fn contained(
     f: impl FnOnce() -> Result<Value, LinkError>,
 ) -> Result<Value, LinkError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .unwrap_or_else(|_| Err(op.fallback(format!("unexpected failure during {}", op.action()))))
+        .unwrap_or_else(|_| Err(op.fallback(format!("unexpected failure during {}", op.action))))
 }
-
-fn str_arg<'a>(args: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    args.get(key).and_then(Value::as_str)
-}
-
-/// What an operation runs with: the Herdr to call, the record of delivery turns, what a send
-/// learns for the operator log, the caller's pane, and the directory a configured start reads
-/// `.agents/agent_config.json` from.
-struct Context<'a> {
-    herdr: &'a Herdr,
-    turns: &'a turn::Record,
-    sent: &'a RefCell<oplog::MessageTrace>,
-    pane: &'a str,
-    context_dir: Option<&'a Path>,
-}
-
-/// Runs operation `op` with its arguments `args`.
-fn run(op: Operation, cx: &Context<'_>, args: &Map<String, Value>) -> Result<Value, LinkError> {
-    let Context {
-        herdr,
-        turns,
-        sent,
-        pane,
-        context_dir,
-    } = *cx;
-    match op {
-        Operation::Peers => ops::peers::peers(herdr, pane),
-        Operation::Send => {
-            let message = str_arg(args, "message");
-            {
-                let mut s = sent.borrow_mut();
-                s.to = str_arg(args, "to").unwrap_or_default().to_string();
-                s.text = message.unwrap_or_default().to_string();
-            }
-            let to = str_arg(args, "to").ok_or_else(|| {
-                LinkError::SendToMissing("`to` is missing or not a string".into())
-            })?;
-            ops::send::send(herdr, turns, sent, pane, to, message)
-        }
-        Operation::Close => {
-            let agent = str_arg(args, "agent").ok_or_else(|| {
-                LinkError::CloseAgentMissing("`agent` is missing or not a string".into())
-            })?;
-            ops::close::close(herdr, turns, pane, agent)
-        }
-        Operation::Start => {
-            let dir = context_dir
-                .map(Path::to_path_buf)
-                .or_else(|| std::env::current_dir().ok())
-                .unwrap_or_else(|| PathBuf::from("/"));
-            ops::start::start(herdr, pane, args, &dir)
-        }
-    }
-}
-
-/// The fields a tool's input may use: the gateway's `action`, then every action's input field;
-/// any other input field is kept by name only (its value is never built). A new input field
-/// must be added here.
-const GATEWAY_FIELDS: [&str; 10] = [
-    "action",
-    "to",
-    "message",
-    "agent",
-    "name",
-    "with",
-    "cwd",
-    "config_agent",
-    "kind",
-    "args",
-];
-
-/// The fields of an action's `arguments` object (and of a Tier 1 tool's input): all but
-/// `action`.
-const INPUT_FIELDS: &[&str] = GATEWAY_FIELDS.split_at(1).1;
 
 static ARGUMENTS_SHAPE: request::Shape = request::Shape {
-    values: INPUT_FIELDS,
+    values: &ops::INPUT_FIELDS,
     objects: &[],
     keep_other_names: true,
 };
 
 static INPUT_SHAPE: request::Shape = request::Shape {
-    values: &GATEWAY_FIELDS,
+    values: &ops::GATEWAY_FIELDS,
     objects: &[("arguments", &ARGUMENTS_SHAPE)],
     keep_other_names: true,
 };
@@ -595,7 +495,7 @@ pub fn presentation_json(request: &str) -> Value {
 /// The `hl_command_env` answer: `request` is `{"PATH": …, "HERDR_BIN_PATH": …}` (each a string,
 /// missing or null), the answer the variables to set ([`crate::paths::env_for_commands`]);
 /// `None` for a request that is not such an object.
-pub fn command_env_json(request: &str) -> Option<Value> {
+pub(crate) fn command_env_json(request: &str) -> Option<Value> {
     let Ok(Value::Object(req)) = serde_json::from_str::<Value>(request) else {
         return None;
     };
@@ -611,7 +511,7 @@ pub fn command_env_json(request: &str) -> Option<Value> {
 }
 
 /// The `hl_presentation` answer to a malformed request: no tools, no Contract, and why.
-pub fn presentation_refused(why: &str) -> Value {
+pub(crate) fn presentation_refused(why: &str) -> Value {
     json!({"tools": [], "contract": null, "error": error::document(error::INVALID_REQUEST, why)})
 }
 
@@ -619,36 +519,69 @@ pub fn presentation_refused(why: &str) -> Value {
 mod tests {
     use super::*;
 
+    /// Every operation of the table is reachable by its tool and by its gateway action, with
+    /// nothing else routed; and a malformed name is refused with the list of real ones.
     #[test]
-    fn the_operation_table_is_the_protocol_and_the_presentation() {
-        let tools: Vec<&str> = OPERATIONS.iter().map(|(_, t)| *t).collect();
-        let actions: Vec<&str> = OPERATIONS.iter().map(|(op, _)| op.action()).collect();
-        assert_eq!(tools, crate::protocol::TIER1);
-        assert_eq!(actions, CAPABILITIES);
-        let presented: Vec<(&str, &str)> = actions.iter().copied().zip(tools.clone()).collect();
-        assert_eq!(presented, presentation::ACTIONS);
-        for (op, tool) in OPERATIONS {
-            assert_eq!(operation_of(tool), Some(op));
-            assert_eq!(operation_of_action(op.action()), Some(op));
+    fn routing_reads_the_operation_table() {
+        for op in OPERATIONS {
+            let Ok((Route::Run(by_tool, _), None)) = route(op.tool, Map::new(), true) else {
+                panic!("{} is not routed", op.tool)
+            };
+            assert_eq!(by_tool, op);
+            let input = json!({"action": op.action, "arguments": {}});
+            let Value::Object(input) = input else {
+                unreachable!()
+            };
+            let Ok((Route::Run(by_action, _), Some(a))) = route(GATEWAY, input, true) else {
+                panic!("action {} is not routed", op.action)
+            };
+            assert_eq!((by_action, a.as_str()), (op, op.action));
+            for f in op.fields {
+                assert!(ops::INPUT_FIELDS.contains(f), "{f}");
+            }
         }
-        assert_eq!(operation_of(GATEWAY), None);
-        assert_eq!(operation_of_action("activate"), None);
+        assert!(matches!(
+            route(GATEWAY, Map::new(), true),
+            Ok((Route::Activate, None))
+        ));
+        let unknown = |tool: &str, input: Value| match route(
+            tool,
+            input.as_object().unwrap().clone(),
+            true,
+        ) {
+            Err(CallError::InvalidRequest(m)) => m,
+            _ => panic!("{tool} {input} was routed"),
+        };
+        assert_eq!(
+            unknown("herdr_link_x", json!({})),
+            "unknown tool \"herdr_link_x\"; use herdr_link, herdr_link_start, herdr_link_peers, herdr_link_send or herdr_link_close"
+        );
+        assert_eq!(
+            unknown(GATEWAY, json!({"action": "stop"})),
+            "unknown gateway action \"stop\"; use start, peers, send or close, or omit action to activate"
+        );
+        assert_eq!(ops::GATEWAY_FIELDS[0], "action");
+        assert_eq!(ops::GATEWAY_FIELDS[1..], ops::INPUT_FIELDS);
+        assert_eq!(
+            activation_result()["capabilities"],
+            json!(["start", "peers", "send", "close"])
+        );
     }
 
     #[test]
     fn unexpected_failures_get_the_operation_fallback() {
-        let cases = [
-            (Operation::Start, "START_FAILED"),
-            (Operation::Peers, "NOT_IN_HERDR"),
-            (Operation::Send, "SEND_FAILED"),
-            (Operation::Close, "CLOSE_FAILED"),
+        let codes = [
+            "START_FAILED",
+            "NOT_IN_HERDR",
+            "SEND_FAILED",
+            "CLOSE_FAILED",
         ];
-        for (op, code) in cases {
+        for (op, code) in OPERATIONS.into_iter().zip(codes) {
             let e = contained(op, || panic!("boom")).unwrap_err();
             assert_eq!(e.code(), code);
             assert!(!e.agent_text().contains("boom"));
         }
-        let classified = contained(Operation::Send, || Err(LinkError::NotInHerdr("x".into())));
+        let classified = contained(OPERATIONS[2], || Err(LinkError::NotInHerdr("x".into())));
         assert_eq!(
             classified.unwrap_err().code(),
             "NOT_IN_HERDR",

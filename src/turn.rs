@@ -5,7 +5,7 @@
 //! second prompt typed before that Enter joins the same submission; Herdr 0.9 answers only after
 //! its Enter and serializes the prompts to one pane itself. So every delivery to a receiver
 //! takes that receiver's **turn** first: an exclusive `flock` on a small file in the user's
-//! private runtime directory ([`crate::rundir`]),
+//! private runtime directory (`rundir`),
 //!
 //! ```text
 //! <runtime dir>/turns/<16 hex digits>     mode 0600, the receiver's turn file (its lock)
@@ -180,7 +180,7 @@ pub fn place() -> Place {
 }
 
 /// [`place`] among `candidates`.
-pub fn place_in(candidates: &rundir::Candidates) -> Place {
+pub(crate) fn place_in(candidates: &rundir::Candidates) -> Place {
     let choice = candidates.choose();
     match prepare(&choice) {
         Ok(dir) => Place::Shared {
@@ -203,7 +203,9 @@ pub fn survey() -> Result<(PathBuf, Option<String>), String> {
 }
 
 /// [`survey`] among `candidates`.
-pub fn survey_in(candidates: &rundir::Candidates) -> Result<(PathBuf, Option<String>), String> {
+pub(crate) fn survey_in(
+    candidates: &rundir::Candidates,
+) -> Result<(PathBuf, Option<String>), String> {
     let choice = candidates.choose();
     let dir = choice.path.join(DIR);
     for p in [&choice.path, &dir] {

@@ -560,7 +560,14 @@ fn the_gateway_dispatches_only_where_the_style_offers_it() {
         assert_eq!(r["result"], activated, "{input}");
         assert!(a.active(&s));
     }
-    assert!(w.calls().is_empty(), "{:?}", w.calls());
+    // Each session start's background bootstrap reads the caller's own record (`agent get
+    // w1:p1`) at its own pace, racing this check; any other call would be the gateway's.
+    let by_gateway: Vec<String> = w
+        .calls()
+        .into_iter()
+        .filter(|c| c != "agent get w1:p1")
+        .collect();
+    assert!(by_gateway.is_empty(), "{by_gateway:?}");
     assert!(w.prompts().is_empty());
     // Its Tier 1 tools work as ever (close's own, sequential path).
     let r = a.call_text(

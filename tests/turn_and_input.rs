@@ -7,7 +7,7 @@ use test_support::world as common;
 use std::os::unix::io::AsRawFd;
 
 use common::{abi, serial, World};
-use herdr_link::{rundir, turn};
+use herdr_link::{internal as rundir, turn};
 use serde_json::json;
 
 /// Holds the delivery turn of pane `pane` of the world's Herdr from outside the library, as a

@@ -16,7 +16,7 @@ use herdr_link::env::{self, HerdrEnv};
 use herdr_link::herdr::records;
 use herdr_link::herdr::{version, CliFailure, Herdr, Unavailable};
 use herdr_link::identity::{self, SelfRecord};
-use herdr_link::ops::peers::visible_peers;
+use herdr_link::visible_peers;
 use serde_json::Value;
 
 /// How a check ended.

@@ -281,3 +281,38 @@ pub fn run(context_dir: PathBuf, host: Option<McpHost>, server_name: Option<Stri
 const LOG_GRACE: Duration = Duration::from_secs(2);
 /// How long an exiting server waits for its startup bootstrap.
 const BOOTSTRAP_GRACE: Duration = Duration::from_secs(2);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use herdr_link::protocol::{ACTIVATE, GATEWAY};
+    use herdr_link::OPERATIONS;
+
+    /// tools/list is the operation table: the gateway, then every operation's tool once active,
+    /// and the gateway's actions are `activate` and every operation's action; nothing else.
+    #[test]
+    fn tools_list_is_the_operation_table() {
+        let naming = McpNaming::default();
+        let names = |view| -> Vec<String> {
+            tool_list(view, &naming)
+                .into_iter()
+                .map(|t| t.name.into_owned())
+                .collect()
+        };
+        let tier1 = OPERATIONS.iter().map(|op| op.tool.to_string());
+        let active: Vec<String> = std::iter::once(GATEWAY.to_string()).chain(tier1).collect();
+        assert_eq!(names(View::Active), active);
+        assert_eq!(names(View::Dormant), [GATEWAY]);
+        assert!(names(View::Outside).is_empty());
+        let actions: Vec<&str> = std::iter::once(ACTIVATE)
+            .chain(OPERATIONS.iter().map(|op| op.action))
+            .collect();
+        for view in [View::Dormant, View::Active] {
+            let gateway = tool_list(view, &naming).remove(0);
+            assert_eq!(
+                gateway.input_schema["properties"]["action"]["enum"],
+                serde_json::json!(actions)
+            );
+        }
+    }
+}

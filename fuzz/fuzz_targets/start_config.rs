@@ -3,7 +3,7 @@
 //! more than one variant only with the round-robin strategy (checked against the raw JSON).
 #![no_main]
 
-use herdr_link::ops::start::config::{parse, Placement};
+use herdr_link::internal::start_config::{parse, Placement};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -92,7 +92,7 @@ impl CliFailure {
     }
 
     /// Whether Herdr rejected the call with this code.
-    pub fn is_code(&self, code: &str) -> bool {
+    pub(crate) fn is_code(&self, code: &str) -> bool {
         matches!(self, CliFailure::Rejected { code: c, .. } if c == code)
     }
 

@@ -7,7 +7,7 @@
 //! What a failed call means is decided once, in [`failure`], for every step of every operation.
 
 mod failure;
-pub mod process;
+pub(crate) mod process;
 pub mod records;
 pub mod version;
 
@@ -51,12 +51,12 @@ impl Herdr {
     }
 
     /// Takes the calls recorded so far.
-    pub fn take_trace(&self) -> Vec<CallTrace> {
+    pub(crate) fn take_trace(&self) -> Vec<CallTrace> {
         std::mem::take(&mut self.trace.borrow_mut())
     }
 
     /// How long the most recent call took, if one was made.
-    pub fn last_duration(&self) -> Option<Duration> {
+    pub(crate) fn last_duration(&self) -> Option<Duration> {
         self.trace.borrow().last().map(|c| c.duration)
     }
 
@@ -68,7 +68,7 @@ impl Herdr {
     }
 
     /// `agent get <target>`.
-    pub fn agent_get(&self, target: &str) -> Result<Value, CliFailure> {
+    pub(crate) fn agent_get(&self, target: &str) -> Result<Value, CliFailure> {
         self.run(&["agent", "get", target], self.timeout)
     }
 
@@ -79,19 +79,19 @@ impl Herdr {
 
     /// `agent prompt <target> <text>`: exactly four argv elements, never `--wait`. It gets the
     /// whole call limit, however long the delivery waited for its turn before.
-    pub fn agent_prompt(&self, target: &str, text: &str) -> Result<Value, CliFailure> {
+    pub(crate) fn agent_prompt(&self, target: &str, text: &str) -> Result<Value, CliFailure> {
         self.run(&["agent", "prompt", target, text], self.timeout)
     }
 
     /// `agent rename <pane> <name>`: only the self-identity bootstrap calls this.
-    pub fn agent_rename(&self, pane: &str, name: &str) -> Result<Value, CliFailure> {
+    pub(crate) fn agent_rename(&self, pane: &str, name: &str) -> Result<Value, CliFailure> {
         self.run(&["agent", "rename", pane, name], self.timeout)
     }
 
     /// `agent start <name> --kind <kind> --pane <pane> -- <args...>` (the `--` always present).
     /// The kind comes from the model or the configuration, which Herdr may refuse
     /// ([`CliFailure::Refused`]); the args after `--` are never parsed by Herdr.
-    pub fn agent_start(
+    pub(crate) fn agent_start(
         &self,
         name: &str,
         kind: &str,
@@ -114,7 +114,7 @@ impl Herdr {
     }
 
     /// `pane split <pane> --direction right --cwd <cwd> --no-focus`.
-    pub fn pane_split(&self, pane: &str, cwd: &str) -> Result<Value, CliFailure> {
+    pub(crate) fn pane_split(&self, pane: &str, cwd: &str) -> Result<Value, CliFailure> {
         self.run(
             &[
                 "pane",
@@ -131,13 +131,13 @@ impl Herdr {
     }
 
     /// `pane close <pane>` (the whole call limit, after any wait for the delivery turn).
-    pub fn pane_close(&self, pane: &str) -> Result<Value, CliFailure> {
+    pub(crate) fn pane_close(&self, pane: &str) -> Result<Value, CliFailure> {
         self.run(&["pane", "close", pane], self.timeout)
     }
 
     /// `tab create --workspace <ws> --cwd <cwd> [--label <label>] --no-focus`. The directory and
     /// the label come from the model or the configuration, which Herdr may refuse.
-    pub fn tab_create(
+    pub(crate) fn tab_create(
         &self,
         workspace: &str,
         cwd: &str,
@@ -153,7 +153,7 @@ impl Herdr {
     }
 
     /// `tab close <tab>`: only a failed start's rollback calls this.
-    pub fn tab_close(&self, tab: &str) -> Result<Value, CliFailure> {
+    pub(crate) fn tab_close(&self, tab: &str) -> Result<Value, CliFailure> {
         self.run(&["tab", "close", tab], self.timeout)
     }
 

@@ -1,7 +1,6 @@
 //! `herdr_link_send`: deliver one envelope, wrapped for a possibly dormant receiver, in the
 //! receiver's delivery turn ([`crate::turn`]) so it arrives as a submission of its own.
 
-use std::cell::RefCell;
 use std::time::Instant;
 
 use serde_json::{json, Value};
@@ -25,7 +24,7 @@ use crate::turn::{self, Delivery};
 pub fn send(
     herdr: &Herdr,
     turns: &turn::Record,
-    trace: &RefCell<MessageTrace>,
+    trace: &mut MessageTrace,
     pane: &str,
     to: &str,
     message: Option<&str>,
@@ -49,16 +48,13 @@ pub fn send(
     }
     check_message(message)?;
     let me = self_context(herdr, pane)?;
-    {
-        let mut t = trace.borrow_mut();
-        t.from.clone_from(&me.name);
-        t.workspace.clone_from(&me.workspace_id);
-    }
+    trace.from.clone_from(&me.name);
+    trace.workspace.clone_from(&me.workspace_id);
     let target = target_context(herdr, to)?;
-    trace.borrow_mut().receiver_state = target.state.as_str().to_string();
+    trace.receiver_state = target.state.as_str().to_string();
     same_workspace(&me.workspace_id, &target.workspace_id)?;
     let envelope = Envelope::build(&me.name, &target.name, message)?;
-    trace.borrow_mut().id.clone_from(&envelope.id);
+    trace.id.clone_from(&envelope.id);
     let wrapper = envelope.wrapper();
     if wrapper.len() >= MAX_ARG_STRLEN {
         // Unreachable within MAX_MESSAGE_BYTES (see its bound); kept so a change there can never

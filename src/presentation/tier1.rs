@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::limits::{MAX_MESSAGE_BYTES, MAX_MESSAGE_CHARS, MAX_START_ARGS, MAX_START_ARGS_CHARS};
+use crate::ops::{Operation, OPERATIONS};
 use crate::protocol::{START_DESCRIPTION, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START};
 
 /// One tool definition.
@@ -17,14 +18,6 @@ pub struct Tool {
     /// JSON Schema of the input object.
     pub input_schema: Value,
 }
-
-/// The gateway action of each Tier 1 tool, in the order the tools are presented.
-pub const ACTIONS: [(&str, &str); 4] = [
-    ("start", TOOL_START),
-    ("peers", TOOL_PEERS),
-    ("send", TOOL_SEND),
-    ("close", TOOL_CLOSE),
-];
 
 /// The Agent Name rule as the model reads it (`protocol::is_valid_agent_name`).
 const AGENT_NAME_RULE: &str = crate::limits::agent_name_rule!();
@@ -184,9 +177,28 @@ fn close_tool() -> Tool {
     }
 }
 
-/// The four Tier 1 tools, in [`ACTIONS`] order.
-pub fn tools() -> [Tool; 4] {
-    [start_tool(), peers_tool(), send_tool(), close_tool()]
+/// The Tier 1 definition of the tool `tool`; every operation's tool has one (a test checks), its
+/// schema's properties being the operation's input fields.
+fn definition(tool: &str) -> Option<Tool> {
+    Some(match tool {
+        TOOL_START => start_tool(),
+        TOOL_PEERS => peers_tool(),
+        TOOL_SEND => send_tool(),
+        TOOL_CLOSE => close_tool(),
+        _ => return None,
+    })
+}
+
+/// Every operation of [`OPERATIONS`] with its Tier 1 tool, in the table's order.
+fn defined() -> impl Iterator<Item = (Operation, Tool)> {
+    OPERATIONS
+        .into_iter()
+        .filter_map(|op| Some((op, definition(op.tool)?)))
+}
+
+/// The Tier 1 tools, one per operation, in the order of [`OPERATIONS`].
+pub fn tools() -> Vec<Tool> {
+    defined().map(|(_, tool)| tool).collect()
 }
 
 /// How the action reference shows a field's type: `string`, `array of strings`, ...
@@ -242,9 +254,10 @@ fn arguments_text(tool: &Tool) -> String {
 /// arguments (PROTOCOL §4.6: the same schemas and rules whatever the form).
 pub fn action_reference() -> String {
     let mut s = String::new();
-    for ((action, _), tool) in ACTIONS.into_iter().zip(tools()) {
+    for (op, tool) in defined() {
         s.push_str(&format!(
-            "\n- action \"{action}\" ({}): {}{}",
+            "\n- action \"{}\" ({}): {}{}",
+            op.action,
             tool.name,
             tool.description,
             arguments_text(&tool)
@@ -256,17 +269,27 @@ pub fn action_reference() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{is_valid_agent_name, TIER1};
+    use crate::protocol::is_valid_agent_name;
 
+    /// Every operation has its Tier 1 tool, whose properties are the operation's input fields
+    /// (in order) and whose description ends with its result; nothing else has one.
     #[test]
-    fn actions_follow_the_tier1_order() {
+    fn every_operation_has_its_tool() {
         let names: Vec<_> = tools().iter().map(|t| t.name).collect();
-        assert_eq!(names, TIER1);
-        assert_eq!(ACTIONS.map(|(_, t)| t), TIER1);
-        for t in TIER1 {
-            assert!(result_example(t).is_some(), "{t}");
+        let table: Vec<_> = OPERATIONS.iter().map(|op| op.tool).collect();
+        assert_eq!(names, table);
+        for (op, tool) in defined() {
+            let props: Vec<&str> = tool.input_schema["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(props, op.fields, "{}", op.tool);
+            assert!(result_example(op.tool).is_some(), "{}", op.tool);
         }
         assert_eq!(result_example("herdr_link"), None);
+        assert!(definition("herdr_link").is_none());
     }
 
     #[test]

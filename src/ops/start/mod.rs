@@ -16,7 +16,8 @@ use crate::protocol::is_valid_agent_name;
 use config::{Placement, Variant};
 use placement::Allocation;
 
-const KEYS: [&str; 6] = ["name", "with", "cwd", "config_agent", "kind", "args"];
+/// The fields a start input may hold (its row of [`super::OPERATIONS`]); any other is refused.
+pub const FIELDS: [&str; 6] = ["name", "with", "cwd", "config_agent", "kind", "args"];
 
 /// The start input after validation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +45,7 @@ pub enum Mode {
 /// names the field to fix (its own row of the error table); the detail says what was given.
 pub fn validate(input: &Map<String, Value>) -> Result<StartInput, LinkError> {
     use LinkError as E;
-    if let Some(k) = input.keys().find(|k| !KEYS.contains(&k.as_str())) {
+    if let Some(k) = input.keys().find(|k| !FIELDS.contains(&k.as_str())) {
         return Err(E::StartUnknownField(format!(
             "unknown field {}",
             crate::limits::echo(k)
