@@ -206,6 +206,12 @@ link_errors! {
     "START_FAILED" {
         /// Herdr refused or failed the agent start.
         StartFailed: "Herdr did not accept Agent start",
+        /// Herdr refused the start because it does not know the agent kind (its CLI's
+        /// `unsupported interactive agent kind`, or the server's `unsupported_agent_kind`).
+        StartKindUnsupported: "Herdr does not know this agent kind, so the agent was not started; use a kind Herdr supports (for example pi, claude or codex) in kind, or in the configuration entry for a configured start",
+        /// Herdr refused the start because a live agent already has the name
+        /// (`agent_name_taken`).
+        StartNameTaken: "a live agent already has this Agent Name, so the agent was not started; choose another name",
         /// Herdr's answers gave no usable tab or pane for the new agent: `agent start` was never
         /// asked.
         StartNoPlace: "Herdr gave no usable tab or pane for the new agent, so it was not started",

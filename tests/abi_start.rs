@@ -766,9 +766,10 @@ fn a_kind_herdr_refuses_is_start_failed_and_rolls_back() {
         json!({"name": "nokind", "kind": "no-such-agent", "args": []}),
     );
     assert_eq!(code(&r), "START_FAILED", "{r}");
+    // The model can fix this itself, so the text says what to change.
     assert_eq!(
         r["error"]["message"],
-        "START_FAILED: Herdr did not accept Agent start"
+        "START_FAILED: Herdr does not know this agent kind, so the agent was not started; use a kind Herdr supports (for example pi, claude or codex) in kind, or in the configuration entry for a configured start"
     );
     let calls = w.calls();
     let launch = calls
@@ -815,6 +816,33 @@ fn a_kind_herdr_refuses_is_start_failed_and_rolls_back() {
         "{:?}",
         w.calls()
     );
+}
+
+/// Herdr refuses a start whose name a live agent already has (`agent_name_taken`): the model
+/// can fix that by choosing another name, so the text says so; the tab made for it is closed.
+#[test]
+fn a_name_a_live_agent_has_is_start_failed_saying_choose_another() {
+    let _g = serial();
+    let w = world();
+    let dir = project(&w, "p", None);
+    let r = start(&dir, json!({"name": "anchor", "kind": "pi", "args": []}));
+    assert_eq!(code(&r), "START_FAILED", "{r}");
+    assert_eq!(
+        r["error"]["message"],
+        "START_FAILED: a live agent already has this Agent Name, so the agent was not started; choose another name"
+    );
+    let calls = w.calls();
+    assert!(
+        calls
+            .iter()
+            .any(|c| c.starts_with("agent start anchor --kind pi")),
+        "Herdr was asked: {calls:?}"
+    );
+    assert!(
+        calls.last().unwrap().starts_with("tab close w1:t"),
+        "{calls:?}"
+    );
+    assert_eq!(tab_count(&w), 1, "the created tab is gone");
 }
 
 #[test]

@@ -302,6 +302,19 @@ fn tools_link_errors_and_gateway_dispatch() {
             json!({"name": "helper", "kind": "pi"}),
             fix(E::StartArgsMissing),
         ),
+        // Refusals Herdr made that the model can fix: a kind it does not know, a name taken.
+        (
+            65,
+            "herdr_link_start",
+            json!({"name": "helper", "kind": "no-such-agent", "args": []}),
+            fix(E::StartKindUnsupported),
+        ),
+        (
+            66,
+            "herdr_link_start",
+            json!({"name": "worker", "kind": "pi", "args": []}),
+            fix(E::StartNameTaken),
+        ),
     ] {
         let answer = s.call(id, name, args).pop().unwrap();
         assert_eq!(tool_text(&answer), (want, true), "{name}");

@@ -83,6 +83,16 @@ pub enum CliFailure {
 }
 
 impl CliFailure {
+    /// Whether Herdr refused an agent start's kind as one it does not know: its CLI's usage
+    /// refusal (`unsupported interactive agent kind: K`, checked before the server is asked) or
+    /// the server's `unsupported_agent_kind`.
+    pub(crate) fn refuses_kind(&self) -> bool {
+        match self {
+            CliFailure::Refused(detail) => detail.contains(UNSUPPORTED_KIND),
+            _ => self.is_code("unsupported_agent_kind"),
+        }
+    }
+
     /// Herdr is not usable, because of `cause`.
     pub fn unavailable(cause: Unavailable, detail: impl Into<String>) -> CliFailure {
         CliFailure::Unavailable {
@@ -213,10 +223,13 @@ fn refuses_supplied(stderr: &str, supplied: &[&str]) -> bool {
     supplied.iter().any(|v| {
         v.starts_with('-')
             || stderr
-                .strip_prefix("unsupported interactive agent kind: ")
+                .strip_prefix(UNSUPPORTED_KIND)
                 .is_some_and(|k| k == *v)
     })
 }
+
+/// How Herdr's CLI begins its refusal of an agent kind it does not know (then the kind).
+const UNSUPPORTED_KIND: &str = "unsupported interactive agent kind: ";
 
 /// Turns a finished process into a JSON value or a classified failure (behaviour doc §2.2).
 /// `what` is the call as the log names it (`agent get`); `supplied`, the values in its argv that
@@ -411,6 +424,7 @@ mod tests {
         let e = start(kind, &["no-such-agent"]);
         assert!(matches!(e, CliFailure::Refused(_)), "{e:?}");
         assert!(e.detail().contains(kind.trim()), "{e:?}");
+        assert!(e.refuses_kind(), "the kind is what Herdr refused: {e:?}");
         assert_eq!(e.classify(LinkError::StartFailed).code(), "START_FAILED");
         // A label Herdr's global argument handling takes for its own flag.
         let e = start(
@@ -418,6 +432,13 @@ mod tests {
             &["/p", "--remote"],
         );
         assert!(matches!(e, CliFailure::Refused(_)), "{e:?}");
+        assert!(!e.refuses_kind(), "not the kind: {e:?}");
+        // The server's own refusal of the kind.
+        let server = CliFailure::Rejected {
+            code: "unsupported_agent_kind".into(),
+            message: "unsupported interactive agent kind x".into(),
+        };
+        assert!(server.refuses_kind());
         // Another kind named, or a complaint about Link's own words: not Herdr.
         for (text, supplied) in [
             (kind, &["pi"][..]),

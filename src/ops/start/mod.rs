@@ -241,6 +241,9 @@ fn launch(
             let primary = match f {
                 // agent_not_found here means the launch failed, not that a peer is missing.
                 f if f.is_code("agent_not_found") => LinkError::StartFailed(f.detail()),
+                // Refusals the model can fix itself: its text says what to change.
+                f if f.is_code("agent_name_taken") => LinkError::StartNameTaken(f.detail()),
+                f if f.refuses_kind() => LinkError::StartKindUnsupported(f.detail()),
                 f => placement::start_failure(f),
             };
             Err(allocation.roll_back(herdr, primary))

@@ -59,6 +59,8 @@ REASONS = (
     ("START_INPUT_INVALID", "this configuration entry opens its agent beside another agent; give that agent's Agent Name in with"),
     ("START_INPUT_INVALID", "the launch directory does not exist: give an existing directory in cwd (a relative path starts at the project directory)"),
     ("START_FAILED", "Herdr did not accept Agent start"),
+    ("START_FAILED", "Herdr does not know this agent kind, so the agent was not started; use a kind Herdr supports (for example pi, claude or codex) in kind, or in the configuration entry for a configured start"),
+    ("START_FAILED", "a live agent already has this Agent Name, so the agent was not started; choose another name"),
     ("START_FAILED", "Herdr gave no usable tab or pane for the new agent, so it was not started"),
     ("START_FAILED", "the start could not be handed to Herdr: on this system its command line would be too long; the agent was not started. Shorter args can go through"),
     ("START_FAILED", "Herdr Link failed unexpectedly during this start; the agent may or may not have been started"),
