@@ -125,6 +125,12 @@ link_errors! {
         /// Both ends resolved, but the receiver's delivery turn did not come within its wait (a
         /// stuck queue): nothing was typed.
         SendQueueStuck: "deliveries to this agent are stuck behind an earlier one; nothing was sent",
+        /// Herdr refused the prompt because the receiver waits for its user's input
+        /// (`agent_blocked`, Herdr 0.8.2 and later): nothing was typed.
+        SendReceiverBlocked: "the receiving agent is waiting for its user to answer a prompt or dialog, so Herdr typed nothing; nothing was sent. Send the message again once that agent can take messages",
+        /// Herdr refused the prompt because the receiver cannot take one now (`agent_not_ready`:
+        /// its launch is still pending, or its program no longer runs in its pane).
+        SendReceiverNotReady: "the receiving agent cannot take messages right now: it is still starting, or its program no longer runs in its pane; nothing was sent. Send the message again once that agent is idle",
         /// Herdr took the prompt but did not answer within the call limit: it may still type it.
         SendUnconfirmed: "Herdr did not confirm delivery in time; the message may still arrive, so do not send it again",
         /// The send failed inside Link itself (an unexpected failure, never Herdr's answer).

@@ -341,7 +341,13 @@ fn cli_rejections_map_to_operation_codes() {
     let _g = serial();
     let w = rich_world();
     let a = abi();
-    for code in ["agent_blocked", "agent_not_ready", "agent_prompt_failed"] {
+    // A receiver that cannot take the message now says so, and that the model may send it
+    // again later; any other refusal is the general text.
+    for (code, text) in [
+        ("agent_blocked", "SEND_FAILED: the receiving agent is waiting for its user to answer a prompt or dialog, so Herdr typed nothing; nothing was sent. Send the message again once that agent can take messages"),
+        ("agent_not_ready", "SEND_FAILED: the receiving agent cannot take messages right now: it is still starting, or its program no longer runs in its pane; nothing was sent. Send the message again once that agent is idle"),
+        ("agent_prompt_failed", "SEND_FAILED: Herdr did not accept message delivery"),
+    ] {
         w.admin(&["fake", "faults", "--clear"]);
         let err = json!({"error": {"code": code, "message": "agent w1:p2 refused"}, "id": "cli:agent:prompt"}).to_string();
         w.fault("agent", "prompt", &["--exit", "1", "--stderr", &err]);
@@ -351,6 +357,7 @@ fn cli_rejections_map_to_operation_codes() {
             json!({"to": "worker-a", "message": "m"}),
         );
         assert_eq!(err_code(&r), "SEND_FAILED", "{code}");
+        assert_eq!(r["error"]["message"], text, "{code}");
     }
     w.admin(&["fake", "faults", "--clear"]);
     let err = json!({"error": {"code": "pane_close_failed", "message": "pane w1:p2"}}).to_string();
@@ -656,6 +663,13 @@ fn send_to_a_blocked_peer_follows_the_herdr_version() {
         assert_eq!(w.prompts().len(), 1);
     } else {
         assert_eq!(err_code(&r), "SEND_FAILED");
+        assert!(
+            r["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("waiting for its user"),
+            "{r}"
+        );
         assert!(w.prompts().is_empty(), "nothing typed into a blocked agent");
     }
     assert_eq!(

@@ -319,6 +319,27 @@ fn tools_link_errors_and_gateway_dispatch() {
         let answer = s.call(id, name, args).pop().unwrap();
         assert_eq!(tool_text(&answer), (want, true), "{name}");
     }
+    // A receiver that cannot take the message now: the model is told to send it again later.
+    let blocked = json!({"error": {"code": "agent_blocked", "message": "agent worker is blocked"}});
+    w.fake(&[
+        "fault",
+        "agent",
+        "prompt",
+        "--exit",
+        "1",
+        "--stderr",
+        &blocked.to_string(),
+    ]);
+    let answer = s
+        .call(
+            67,
+            "herdr_link_send",
+            json!({"to": "worker", "message": "x"}),
+        )
+        .pop()
+        .unwrap();
+    assert_eq!(tool_text(&answer), (fix(E::SendReceiverBlocked), true));
+    w.fake(&["faults", "--clear"]);
     // Gateway dispatch: nested arguments and the shorthand.
     let peers = tool_json(
         &s.call(7, "herdr_link", json!({"action": "peers"}))

@@ -112,6 +112,9 @@ fn deliver(
             "{detail}; Herdr may still type the message"
         ))),
         Err(CliFailure::ArgsTooLong(detail)) => Err(LinkError::SendTooLongHere(detail)),
+        // Refusals the model can act on (wait, then send again): its text says so.
+        Err(f) if f.is_code("agent_blocked") => Err(LinkError::SendReceiverBlocked(f.detail())),
+        Err(f) if f.is_code("agent_not_ready") => Err(LinkError::SendReceiverNotReady(f.detail())),
         Err(f) => Err(f.classify(LinkError::SendFailed)),
     }
 }

@@ -32,6 +32,8 @@ REASONS = (
     ("SEND_FAILED", "the message is over the limit of 128,000 bytes as the envelope encodes it (a plain ASCII character counts 1, a Chinese character 3, a control character up to 6); nothing was sent. Shorten it, or split it into several messages and send them one after another"),
     ("SEND_FAILED", "the message could not be handed to Herdr: on this system its command line would be too long; nothing was sent. A shorter message, or the same text split into several messages, can go through"),
     ("SEND_FAILED", "deliveries to this agent are stuck behind an earlier one; nothing was sent"),
+    ("SEND_FAILED", "the receiving agent is waiting for its user to answer a prompt or dialog, so Herdr typed nothing; nothing was sent. Send the message again once that agent can take messages"),
+    ("SEND_FAILED", "the receiving agent cannot take messages right now: it is still starting, or its program no longer runs in its pane; nothing was sent. Send the message again once that agent is idle"),
     ("SEND_FAILED", "Herdr did not confirm delivery in time; the message may still arrive, so do not send it again"),
     ("SEND_FAILED", "Herdr Link failed unexpectedly during this send; the message may or may not have arrived"),
     ("CLOSE_FAILED", "Herdr pane close failed"),
