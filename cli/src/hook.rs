@@ -198,7 +198,7 @@ pub fn decide(
     let Some(reason) = verdict.reason_for(host.send_form()) else {
         return Decision::allow(None, session);
     };
-    let asked = if host == Host::Claude {
+    let asked = if host.hook().is_some_and(|h| h.server_knows_session) {
         session.as_deref()
     } else {
         None

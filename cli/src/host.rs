@@ -78,6 +78,10 @@ pub struct Hook {
     /// Whether the hook grants Link's own MCP tools (Copilot CLI, whose default mode has no
     /// user setting for it).
     pub grants_link_tools: bool,
+    /// Whether the host gives its MCP server the same session id as its hook (Claude Code), so
+    /// the hook asks the server about that session; elsewhere an id in the server's
+    /// environment (leaked from an outer Claude Code) means nothing.
+    pub server_knows_session: bool,
 }
 
 /// One host's wiring facts.
@@ -116,6 +120,7 @@ const fn claude_like(event: &'static str, shell: &'static str) -> Hook {
         },
         deny: Deny::Exit2,
         grants_link_tools: false,
+        server_knows_session: false,
     }
 }
 
@@ -126,7 +131,10 @@ pub const HOSTS: &[Descriptor] = &[
         name: "claude",
         title: "Claude Code",
         mcp: Some(McpHost::Claude),
-        hook: Some(claude_like("PreToolUse", "Bash")),
+        hook: Some(Hook {
+            server_knows_session: true,
+            ..claude_like("PreToolUse", "Bash")
+        }),
         doctor_marker: None,
         forwards_variables: false,
     },
@@ -159,6 +167,7 @@ pub const HOSTS: &[Descriptor] = &[
             },
             deny: Deny::Exit2,
             grants_link_tools: false,
+            server_knows_session: false,
         }),
         doctor_marker: None,
         forwards_variables: false,
@@ -201,6 +210,7 @@ pub const HOSTS: &[Descriptor] = &[
             },
             deny: Deny::CopilotJson,
             grants_link_tools: true,
+            server_knows_session: false,
         }),
         doctor_marker: Some(("COPILOT_CLI", "1")),
         forwards_variables: false,
@@ -235,6 +245,7 @@ pub const HOSTS: &[Descriptor] = &[
             },
             deny: Deny::ClineOverride,
             grants_link_tools: false,
+            server_knows_session: false,
         }),
         doctor_marker: None,
         forwards_variables: false,
