@@ -1,10 +1,16 @@
 //! The host registry: one descriptor per agent host Link wires, holding the wiring facts (its
 //! name and title, its hook input's keys and shell tool, how its hook denies, the variable
 //! doctor knows it by, whether its server needs the library's variables forwarded), beside the
-//! library's model-facing descriptor ([`McpHost`]: tool naming, send form). `setup`, `guard`,
-//! `doctor`, `mcp --host`, the plugin actions and the usage texts read it (or are checked
-//! against it: `cli/tests/host_registry.rs`). Adding a host is one descriptor here, its setup
-//! plan (an exhaustive match in `setup`), and its tests.
+//! library's model-facing descriptor ([`McpHost`], `src/presentation/hosts.rs`: tool naming,
+//! send form). `setup`, `guard`, `doctor`, `mcp --host`, the plugin actions and the host lists
+//! in messages read it; the usage texts and `herdr-plugin.toml` are checked against it
+//! (`registry_tests.rs`).
+//!
+//! Adding a host: its row in the library's `MCP_HOSTS` (an MCP host) and its [`Descriptor`]
+//! here, each keyed by a new variant; its setup plan (the compiler asks for it in
+//! `setup::plan`, and for doctor's `setup::registrations`); its `setup-`/`uninstall-` actions
+//! in `herdr-plugin.toml` and its name in the usage texts (the registry test says which are
+//! missing); and its tests.
 
 use herdr_link::guard::SendForm;
 use herdr_link::presentation::{McpHost, MCP_SERVER_NAME};
