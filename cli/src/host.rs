@@ -110,161 +110,178 @@ pub struct Descriptor {
     pub forwards_variables: bool,
 }
 
-/// A Claude-Code-shaped hook input on `event` with shell tool `shell`.
-const fn claude_like(event: &'static str, shell: &'static str) -> Hook {
+/// A hook with `input` denying `deny`'s way (granting nothing, asking no session).
+const fn hook(input: HookInput, deny: Deny) -> Hook {
     Hook {
-        input: HookInput {
-            event,
-            session: "session_id",
-            call: None,
-            tool: "tool_name",
-            shell,
-            args: "tool_input",
-            args_as_text: false,
-            command: "command",
-            command_list: false,
-        },
-        deny: Deny::Exit2,
+        input,
+        deny,
         grants_link_tools: false,
         server_knows_session: false,
     }
 }
 
+/// A hook input whose shell call is `{tool: shell, args: {command: …}}` with the session id
+/// at `session`.
+const fn input(
+    event: &'static str,
+    session: &'static str,
+    tool: &'static str,
+    shell: &'static str,
+    args: &'static str,
+) -> HookInput {
+    HookInput {
+        event,
+        session,
+        call: None,
+        tool,
+        shell,
+        args,
+        args_as_text: false,
+        command: "command",
+        command_list: false,
+    }
+}
+
+/// A Claude-Code-shaped hook on `event` with shell tool `shell`, denying with exit status 2.
+const fn claude_like(event: &'static str, shell: &'static str) -> Hook {
+    hook(
+        input(event, "session_id", "tool_name", shell, "tool_input"),
+        Deny::Exit2,
+    )
+}
+
+/// An MCP host with a guard hook, no doctor marker, and its own environment passed on.
+const fn wired(
+    host: Host,
+    name: &'static str,
+    title: &'static str,
+    mcp: McpHost,
+    hook: Hook,
+) -> Descriptor {
+    Descriptor {
+        host,
+        name,
+        title,
+        mcp: Some(mcp),
+        hook: Some(hook),
+        doctor_marker: None,
+        forwards_variables: false,
+    }
+}
+
 /// Every host, in the order usage texts and plugin actions list them.
 pub const HOSTS: &[Descriptor] = &[
-    Descriptor {
-        host: Host::Claude,
-        name: "claude",
-        title: "Claude Code",
-        mcp: Some(McpHost::Claude),
-        hook: Some(Hook {
+    wired(
+        Host::Claude,
+        "claude",
+        "Claude Code",
+        McpHost::Claude,
+        Hook {
             server_knows_session: true,
             ..claude_like("PreToolUse", "Bash")
-        }),
-        doctor_marker: None,
-        forwards_variables: false,
-    },
+        },
+    ),
     Descriptor {
-        host: Host::Codex,
-        name: "codex",
-        title: "Codex",
-        mcp: Some(McpHost::Codex),
-        hook: Some(claude_like("PreToolUse", "Bash")),
-        doctor_marker: None,
         forwards_variables: true,
+        ..wired(
+            Host::Codex,
+            "codex",
+            "Codex",
+            McpHost::Codex,
+            claude_like("PreToolUse", "Bash"),
+        )
     },
     // The OpenCode MCP-route plugin's input: `{"tool":"bash","sessionID":…,"args":{…}}`.
+    wired(
+        Host::OpenCode,
+        "opencode",
+        "OpenCode",
+        McpHost::OpenCode,
+        hook(
+            input("tool.execute.before", "sessionID", "tool", "bash", "args"),
+            Deny::Exit2,
+        ),
+    ),
     Descriptor {
-        host: Host::OpenCode,
-        name: "opencode",
-        title: "OpenCode",
-        mcp: Some(McpHost::OpenCode),
-        hook: Some(Hook {
-            input: HookInput {
-                event: "tool.execute.before",
-                session: "sessionID",
-                call: None,
-                tool: "tool",
-                shell: "bash",
-                args: "args",
-                args_as_text: false,
-                command: "command",
-                command_list: false,
-            },
-            deny: Deny::Exit2,
-            grants_link_tools: false,
-            server_knows_session: false,
-        }),
-        doctor_marker: None,
-        forwards_variables: false,
-    },
-    Descriptor {
-        host: Host::Gemini,
-        name: "gemini",
-        title: "Gemini CLI",
-        mcp: Some(McpHost::Gemini),
-        hook: Some(claude_like("BeforeTool", "run_shell_command")),
         doctor_marker: Some(("GEMINI_CLI", "1")),
-        forwards_variables: false,
+        ..wired(
+            Host::Gemini,
+            "gemini",
+            "Gemini CLI",
+            McpHost::Gemini,
+            claude_like("BeforeTool", "run_shell_command"),
+        )
     },
     Descriptor {
-        host: Host::Qwen,
-        name: "qwen",
-        title: "Qwen Code",
-        mcp: Some(McpHost::Qwen),
-        hook: Some(claude_like("PreToolUse", "run_shell_command")),
         doctor_marker: Some(("QWEN_CODE", "1")),
-        forwards_variables: false,
+        ..wired(
+            Host::Qwen,
+            "qwen",
+            "Qwen Code",
+            McpHost::Qwen,
+            claude_like("PreToolUse", "run_shell_command"),
+        )
     },
-    // Copilot CLI's exit 2 drops the reason: it gets its JSON answer.
+    // Copilot CLI's exit 2 drops the reason: it gets its JSON answer; older versions send
+    // `toolArgs` as JSON text.
     Descriptor {
-        host: Host::Copilot,
-        name: "copilot",
-        title: "Copilot CLI",
-        mcp: Some(McpHost::Copilot),
-        hook: Some(Hook {
-            input: HookInput {
-                event: "preToolUse",
-                session: "sessionId",
-                call: None,
-                tool: "toolName",
-                shell: "bash",
-                args: "toolArgs",
-                args_as_text: true,
-                command: "command",
-                command_list: false,
-            },
-            deny: Deny::CopilotJson,
-            grants_link_tools: true,
-            server_knows_session: false,
-        }),
         doctor_marker: Some(("COPILOT_CLI", "1")),
-        forwards_variables: false,
+        ..wired(
+            Host::Copilot,
+            "copilot",
+            "Copilot CLI",
+            McpHost::Copilot,
+            Hook {
+                grants_link_tools: true,
+                ..hook(
+                    HookInput {
+                        args_as_text: true,
+                        ..input("preToolUse", "sessionId", "toolName", "bash", "toolArgs")
+                    },
+                    Deny::CopilotJson,
+                )
+            },
+        )
     },
-    Descriptor {
-        host: Host::Droid,
-        name: "droid",
-        title: "Droid",
-        mcp: Some(McpHost::Droid),
-        hook: Some(claude_like("PreToolUse", "Execute")),
-        doctor_marker: None,
-        forwards_variables: false,
-    },
-    // Cline's exit status never blocks and its `cancel` ends the whole run: the commands are
-    // replaced by one that fails with the reason.
-    Descriptor {
-        host: Host::Cline,
-        name: "cline",
-        title: "Cline",
-        mcp: Some(McpHost::Cline),
-        hook: Some(Hook {
-            input: HookInput {
-                event: "PreToolUse",
-                session: "taskId",
+    wired(
+        Host::Droid,
+        "droid",
+        "Droid",
+        McpHost::Droid,
+        claude_like("PreToolUse", "Execute"),
+    ),
+    // Cline nests the call under `preToolUse` and sends a list of commands; its exit status
+    // never blocks and its `cancel` ends the whole run: the commands are replaced by one that
+    // fails with the reason.
+    wired(
+        Host::Cline,
+        "cline",
+        "Cline",
+        McpHost::Cline,
+        hook(
+            HookInput {
                 call: Some("preToolUse"),
-                tool: "toolName",
-                shell: "run_commands",
-                args: "parameters",
-                args_as_text: false,
                 command: "commands",
                 command_list: true,
+                ..input(
+                    "PreToolUse",
+                    "taskId",
+                    "toolName",
+                    "run_commands",
+                    "parameters",
+                )
             },
-            deny: Deny::ClineOverride,
-            grants_link_tools: false,
-            server_knows_session: false,
-        }),
-        doctor_marker: None,
-        forwards_variables: false,
-    },
-    Descriptor {
-        host: Host::Kimi,
-        name: "kimi",
-        title: "Kimi Code",
-        mcp: Some(McpHost::Kimi),
-        hook: Some(claude_like("PreToolUse", "Bash")),
-        doctor_marker: None,
-        forwards_variables: false,
-    },
+            Deny::ClineOverride,
+        ),
+    ),
+    wired(
+        Host::Kimi,
+        "kimi",
+        "Kimi Code",
+        McpHost::Kimi,
+        claude_like("PreToolUse", "Bash"),
+    ),
+    // Pi loads the library in-process: its extension carries the guard.
     Descriptor {
         host: Host::Pi,
         name: "pi",
