@@ -191,8 +191,14 @@ pub fn shell_word(s: &str) -> String {
     if !s.is_empty() && s.bytes().all(safe) {
         s.to_string()
     } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
+        single_quoted(s)
     }
+}
+
+/// `s` in POSIX single quotes, always (each `'` written `'\''`): for text that stays the same
+/// whatever the path (the shim block setup writes into shell startup files).
+pub fn single_quoted(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 #[cfg(test)]

@@ -3,12 +3,14 @@
 //! from here and nowhere else. Pure: the caller says whether the gate is open and the session
 //! active.
 
+mod hosts;
 mod tier1;
 
 use serde_json::{json, Value};
 
 use crate::ops::OPERATIONS;
 use crate::protocol::{ACTIVATE, CONTRACT, GATEWAY, TOOL_CLOSE, TOOL_PEERS, TOOL_SEND, TOOL_START};
+pub use hosts::{ClientName, McpHost, McpHostForm, ToolNames, MCP_HOSTS};
 use tier1::{action_reference, tools as tier1};
 pub use tier1::{result_example, Tool};
 
@@ -235,83 +237,6 @@ fn sentence(text: &str) -> String {
     })
 }
 
-/// The MCP host a server talks to, as far as its tool naming goes (§4.6: the active
-/// presentation declares the runtime's actual form). Each host shows a server's tools to its
-/// model under its own names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum McpHost {
-    /// Claude Code: `mcp__<server>__<tool>`.
-    Claude,
-    /// Codex: a namespace `mcp__<server>` holding the tools under their canonical names; it
-    /// never shows the tools `notifications/tools/list_changed` announces.
-    Codex,
-    /// OpenCode: `<server>_<tool>`.
-    OpenCode,
-    /// AGY: its `call_mcp_tool` wrapper with `ServerName` and the canonical `ToolName`.
-    Agy,
-    /// Gemini CLI: `mcp_<server>_<tool>`; it refreshes its tools on
-    /// `notifications/tools/list_changed` (docs/hosts-gemini-qwen.md).
-    Gemini,
-    /// Qwen Code: `mcp__<server>__<tool>`; it never shows the tools
-    /// `notifications/tools/list_changed` announces (docs/hosts-gemini-qwen.md).
-    Qwen,
-    /// GitHub Copilot CLI: `<server>-<tool>`; it shows the tools
-    /// `notifications/tools/list_changed` announces at the next request (docs/hosts-more.md).
-    Copilot,
-    /// Factory Droid: `<server>___<tool>`, deferred behind its `ToolSearch` (docs/hosts-more.md).
-    Droid,
-    /// Cline: `<server>__<tool>`; it never shows the tools `list_changed` announces.
-    Cline,
-    /// Kimi Code: `mcp__<server>__<tool>`; it never shows the tools `list_changed` announces.
-    Kimi,
-    /// Any other or unknown host: only what holds in every host is said.
-    Other,
-}
-
-impl McpHost {
-    /// Parses the names `herdr-link mcp --host` and `herdr-link setup` use: `claude`, `codex`,
-    /// `opencode`, `agy`, `gemini`, `qwen`, `copilot`, `droid`, `cline`, `kimi`.
-    pub fn parse(s: &str) -> Option<McpHost> {
-        match s {
-            "claude" => Some(McpHost::Claude),
-            "codex" => Some(McpHost::Codex),
-            "opencode" => Some(McpHost::OpenCode),
-            "agy" => Some(McpHost::Agy),
-            "gemini" => Some(McpHost::Gemini),
-            "qwen" => Some(McpHost::Qwen),
-            "copilot" => Some(McpHost::Copilot),
-            "droid" => Some(McpHost::Droid),
-            "cline" => Some(McpHost::Cline),
-            "kimi" => Some(McpHost::Kimi),
-            _ => None,
-        }
-    }
-
-    /// The host an MCP client name (`clientInfo.name` of `initialize` or of a request's
-    /// `_meta`) names: `claude…` (Claude Code sends `claude-code`), `codex…`
-    /// (`codex-mcp-client`), `opencode…`, `antigravity…`, `gemini-cli…` (Gemini CLI sends
-    /// `gemini-cli-mcp-client`), `qwen…` (Qwen Code sends `qwen-cli-mcp-client-<server>`);
-    /// case, spaces and `_` do not matter; [`McpHost::Other`] for anything else.
-    pub fn from_client_name(name: &str) -> McpHost {
-        let name = name.trim().to_ascii_lowercase().replace([' ', '_'], "-");
-        if name.starts_with("claude") {
-            McpHost::Claude
-        } else if name.starts_with("codex") {
-            McpHost::Codex
-        } else if name.starts_with("opencode") {
-            McpHost::OpenCode
-        } else if name.starts_with("antigravity") || name == "agy" {
-            McpHost::Agy
-        } else if name.starts_with("gemini-cli") {
-            McpHost::Gemini
-        } else if name.starts_with("qwen") {
-            McpHost::Qwen
-        } else {
-            McpHost::Other
-        }
-    }
-}
-
 /// The name MCP hosts are told to register the server under (docs/mcp.md).
 pub const MCP_SERVER_NAME: &str = "herdr_link";
 
@@ -347,34 +272,12 @@ impl McpNaming {
     /// The name under which the model sees the canonical tool `tool`, where the host gives it
     /// one name of its own.
     fn shown(&self, tool: &str) -> Option<String> {
-        let s = &self.server;
-        match self.host {
-            McpHost::Claude | McpHost::Qwen | McpHost::Kimi => Some(format!("mcp__{s}__{tool}")),
-            McpHost::OpenCode => Some(format!("{s}_{tool}")),
-            McpHost::Copilot => Some(format!("{s}-{tool}")),
-            McpHost::Droid => Some(format!("{s}___{tool}")),
-            McpHost::Cline => Some(format!("{s}__{tool}")),
-            McpHost::Gemini => Some(format!("mcp_{s}_{tool}")),
-            McpHost::Codex | McpHost::Agy | McpHost::Other => None,
-        }
+        self.host.tool_name(&self.server, tool)
     }
 
     /// How the model finds the gateway in this host.
     fn gateway(&self) -> String {
-        let s = &self.server;
-        match self.host {
-            McpHost::Claude
-            | McpHost::OpenCode
-            | McpHost::Gemini
-            | McpHost::Qwen
-            | McpHost::Copilot
-            | McpHost::Droid
-            | McpHost::Cline
-            | McpHost::Kimi => self.shown(GATEWAY).unwrap_or_default(),
-            McpHost::Codex => format!("{GATEWAY} (in the tool namespace mcp__{s})"),
-            McpHost::Agy => format!("{GATEWAY} (through call_mcp_tool with ServerName \"{s}\")"),
-            McpHost::Other => format!("the {GATEWAY} gateway"),
-        }
+        self.host.gateway(&self.server)
     }
 }
 
@@ -389,12 +292,8 @@ pub fn mcp_appendix(naming: &McpNaming) -> String {
     let mut text = format!(
         "Herdr Link starts dormant: only {gw} is listed. Call it once with {{}}; the host then receives notifications/tools/list_changed. "
     );
-    match naming.host {
-        McpHost::Claude
-        | McpHost::OpenCode
-        | McpHost::Gemini
-        | McpHost::Copilot
-        | McpHost::Droid => {
+    match (naming.host.form().tool_names, naming.host.form().shows_announced_tools) {
+        (ToolNames::Joined { .. }, true) => {
             text.push_str(
                 "The tools are presented under this host's names for the server (the canonical name is always the suffix):",
             );
@@ -407,20 +306,20 @@ pub fn mcp_appendix(naming: &McpNaming) -> String {
                 rules_onto_actions(&gw)
             ));
         }
-        McpHost::Codex => text.push_str(&format!(
+        (ToolNames::Namespace, _) => text.push_str(&format!(
             "In this host the tools sit in the namespace mcp__{s} under their canonical names. It does not show the tools that notifications/tools/list_changed announces, so use {GATEWAY}'s actions for every capability: {} Should the namespace list them, they may be called directly.",
             rules_onto_actions(GATEWAY)
         )),
-        McpHost::Qwen | McpHost::Cline | McpHost::Kimi => text.push_str(&format!(
+        (ToolNames::Joined { .. }, false) => text.push_str(&format!(
             "In this host the gateway is {gw}. It does not show the tools that notifications/tools/list_changed announces, so use {GATEWAY}'s actions for every capability: where the rules above name {TOOL_START}, {TOOL_SEND}, {TOOL_PEERS} or {TOOL_CLOSE}, call {gw} with action start, send, peers or close. Should the host list them (as {} and so on), they may be called directly.",
             naming.shown(TOOL_SEND).unwrap_or_default()
         )),
-        McpHost::Agy => text.push_str(&format!(
+        (ToolNames::CallWrapper, _) => text.push_str(&format!(
             "In this host every tool is called through call_mcp_tool with ServerName \"{s}\", ToolName the canonical name ({GATEWAY}, {}) and Arguments the tool's input object. If the host did not refresh its tools, keep dispatching through {GATEWAY}: {}",
             tier1_list(),
             rules_onto_actions(GATEWAY)
         )),
-        McpHost::Other => text.push_str(&format!(
+        (ToolNames::Unknown, _) => text.push_str(&format!(
             "The host shows the tools under its own names for the MCP server \"{s}\" (for example mcp__{s}__{TOOL_SEND} or {s}_{TOOL_SEND}); the canonical name the rules above use ({GATEWAY}, {}) is always the last part of the name shown. If the host did not refresh its tools, keep dispatching through {gw}: {}",
             tier1_list(),
             rules_onto_actions(&gw)
@@ -831,19 +730,7 @@ mod tests {
     /// only ever sees the gateway gets once active.
     fn gateway_only_texts() -> Vec<(String, String)> {
         let mut out = Vec::new();
-        for host in [
-            McpHost::Claude,
-            McpHost::Codex,
-            McpHost::OpenCode,
-            McpHost::Agy,
-            McpHost::Gemini,
-            McpHost::Qwen,
-            McpHost::Copilot,
-            McpHost::Droid,
-            McpHost::Cline,
-            McpHost::Kimi,
-            McpHost::Other,
-        ] {
+        for host in MCP_HOSTS.iter().map(|f| f.host) {
             for server in ["herdr_link", "link2"] {
                 let n = naming(host, server);
                 out.push((format!("{host:?}/{server} contract"), mcp_contract(&n)));

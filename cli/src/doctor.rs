@@ -312,41 +312,19 @@ fn shim_check() -> Check {
     }
 }
 
-/// The hosts doctor recognises by the variable they set for their shell commands (Gemini CLI:
-/// `GEMINI_CLI=1`, Qwen Code: `QWEN_CODE=1`, docs/hosts-gemini-qwen.md; Copilot CLI:
-/// `COPILOT_CLI=1`, docs/hosts-more.md), with the value they set and their names.
-const HOSTS_BY_ENV: &[(&str, &str, crate::setup::Host, &str, &str)] = &[
-    (
-        "GEMINI_CLI",
-        "1",
-        crate::setup::Host::Gemini,
-        "gemini",
-        "Gemini CLI",
-    ),
-    (
-        "QWEN_CODE",
-        "1",
-        crate::setup::Host::Qwen,
-        "qwen",
-        "Qwen Code",
-    ),
-    (
-        "COPILOT_CLI",
-        "1",
-        crate::setup::Host::Copilot,
-        "copilot",
-        "Copilot CLI",
-    ),
-];
-
 /// When doctor runs as a shell command of a host it recognises: whether that host's settings
 /// register the `herdr_link` server and the guard hook (`herdr-link setup <host>`). `None` (no
 /// line) anywhere else.
 fn host_check() -> Option<Check> {
     const NAME: &str = "host";
-    let &(_, _, host, id, title) = HOSTS_BY_ENV
-        .iter()
-        .find(|(key, value, ..)| var(key).as_deref() == Some(*value))?;
+    // The hosts doctor recognises by the variable they set for their shell commands (their
+    // descriptors' `doctor_marker`: Gemini CLI `GEMINI_CLI=1`, Qwen Code `QWEN_CODE=1`,
+    // docs/hosts-gemini-qwen.md; Copilot CLI `COPILOT_CLI=1`, docs/hosts-more.md).
+    let d = crate::host::HOSTS.iter().find(|d| {
+        d.doctor_marker
+            .is_some_and(|(key, value)| var(key).as_deref() == Some(value))
+    })?;
+    let (host, id, title) = (d.host, d.name, d.title);
     let places = match crate::setup::Places::from_env() {
         Ok(p) => p,
         Err(e) => return Some(fail(NAME, format!("{title}: {e}"))),

@@ -30,141 +30,8 @@ use herdr_link::oplog;
 use serde_json::Value;
 
 use crate::activation::{self, Lookup};
-
-/// The host whose hook protocol is spoken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Host {
-    /// Claude Code `PreToolUse` (`tool_name` "Bash", `tool_input.command`, `session_id`).
-    Claude,
-    /// Codex `PreToolUse` (same shape as Claude Code's).
-    Codex,
-    /// The OpenCode MCP-route plugin: `{"tool":"bash","sessionID":…,"args":{"command":…}}`.
-    OpenCode,
-    /// Gemini CLI `BeforeTool` (`tool_name` "run_shell_command", `tool_input.command`).
-    Gemini,
-    /// Qwen Code `PreToolUse` (`tool_name` "run_shell_command", `tool_input.command`).
-    Qwen,
-    /// GitHub Copilot CLI `preToolUse` (`toolName` "bash", `toolArgs.command`, `sessionId`).
-    Copilot,
-    /// Factory Droid `PreToolUse` (Claude Code's shape, `tool_name` "Execute").
-    Droid,
-    /// Cline `PreToolUse` (`preToolUse.toolName` "run_commands", `parameters.commands`, `taskId`).
-    Cline,
-    /// Kimi Code `PreToolUse` (Claude Code's shape, `tool_name` "Bash").
-    Kimi,
-}
-
-/// How a host's hook input carries a shell call: the keys of its session id, tool name and
-/// arguments object, the shell tool's name, and the key of the command(s) in the arguments.
-struct Shape {
-    session: &'static str,
-    tool: &'static str,
-    shell: &'static str,
-    args: &'static str,
-    command: &'static str,
-}
-
-/// How a block is answered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Answer {
-    /// Exit status [`EXIT_BLOCK`], the reason on stderr.
-    Exit2,
-    /// Copilot CLI: `{"permissionDecision":"deny","permissionDecisionReason":R}` on stdout.
-    CopilotJson,
-    /// Cline: `{"overrideInput":{"commands":[FAILING]},"contextModification":R}` on stdout.
-    ClineOverride,
-}
-
-impl Host {
-    /// Parses `claude` | `codex` | `opencode` | `gemini` | `qwen`.
-    pub fn parse(s: &str) -> Option<Host> {
-        match s {
-            "claude" => Some(Host::Claude),
-            "codex" => Some(Host::Codex),
-            "opencode" => Some(Host::OpenCode),
-            "gemini" => Some(Host::Gemini),
-            "qwen" => Some(Host::Qwen),
-            "copilot" => Some(Host::Copilot),
-            "droid" => Some(Host::Droid),
-            "cline" => Some(Host::Cline),
-            "kimi" => Some(Host::Kimi),
-            _ => None,
-        }
-    }
-
-    /// Where this host's hook input puts the shell call.
-    fn shape(self) -> Shape {
-        let claude_like = |shell| Shape {
-            session: "session_id",
-            tool: "tool_name",
-            shell,
-            args: "tool_input",
-            command: "command",
-        };
-        match self {
-            Host::Claude | Host::Codex => claude_like("Bash"),
-            Host::OpenCode => Shape {
-                session: "sessionID",
-                tool: "tool",
-                shell: "bash",
-                args: "args",
-                command: "command",
-            },
-            Host::Gemini | Host::Qwen => claude_like("run_shell_command"),
-            Host::Copilot => Shape {
-                session: "sessionId",
-                tool: "toolName",
-                shell: "bash",
-                args: "toolArgs",
-                command: "command",
-            },
-            Host::Droid => claude_like("Execute"),
-            Host::Cline => Shape {
-                session: "taskId",
-                tool: "toolName",
-                shell: "run_commands",
-                args: "parameters",
-                command: "commands",
-            },
-            Host::Kimi => claude_like("Bash"),
-        }
-    }
-
-    fn answer(self) -> Answer {
-        match self {
-            Host::Copilot => Answer::CopilotJson,
-            Host::Cline => Answer::ClineOverride,
-            _ => Answer::Exit2,
-        }
-    }
-
-    /// How the model sends a message in this host, for the block reason: Codex and Qwen Code
-    /// never show the Tier 1 tools, so only the gateway's `send` action exists there; Claude
-    /// Code, OpenCode's MCP route and Gemini CLI show `herdr_link_send` a turn late, so the
-    /// reason names both.
-    fn send_form(self) -> guard::SendForm {
-        match self {
-            Host::Codex | Host::Qwen | Host::Cline | Host::Kimi => guard::SendForm::GatewayAction,
-            Host::Claude | Host::OpenCode | Host::Gemini | Host::Copilot | Host::Droid => {
-                guard::SendForm::Either
-            }
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Host::Claude => "claude",
-            Host::Codex => "codex",
-            Host::OpenCode => "opencode",
-            Host::Gemini => "gemini",
-            Host::Qwen => "qwen",
-            Host::Copilot => "copilot",
-            Host::Droid => "droid",
-            Host::Cline => "cline",
-            Host::Kimi => "kimi",
-        }
-    }
-}
+pub use crate::host::Host;
+use crate::host::{Deny, HookInput};
 
 /// The most stdin the hook reads; a larger input is allowed unread.
 pub const MAX_INPUT: u64 = 8 << 20;
@@ -206,7 +73,10 @@ fn parse(
     let obj = v
         .as_object()
         .ok_or_else(|| ("hook input is not a JSON object".to_string(), None))?;
-    let sh = host.shape();
+    let Some(hook) = host.hook() else {
+        return Err((format!("{} has no guard hook", host.name()), None));
+    };
+    let sh: &HookInput = &hook.input;
     let session = obj
         .get(sh.session)
         .and_then(Value::as_str)
@@ -214,12 +84,12 @@ fn parse(
         .map(str::to_string);
     let fail = |why: String| (why, session.clone());
     // Cline nests the call under `preToolUse`.
-    let call = match host {
-        Host::Cline => obj
-            .get("preToolUse")
+    let call = match sh.call {
+        Some(key) => obj
+            .get(key)
             .and_then(Value::as_object)
-            .ok_or_else(|| fail("`preToolUse` is missing or not an object".into()))?,
-        _ => obj,
+            .ok_or_else(|| fail(format!("`{key}` is missing or not an object")))?,
+        None => obj,
     };
     match call.get(sh.tool) {
         Some(Value::String(t)) if t == sh.shell => {}
@@ -234,39 +104,43 @@ fn parse(
     };
     // Copilot CLI has sent `toolArgs` as an object and, in older versions, as JSON text.
     let args = match call.get(sh.args) {
-        Some(Value::String(text)) if host == Host::Copilot => {
+        Some(Value::String(text)) if sh.args_as_text => {
             serde_json::from_str::<Value>(text).map_err(|_| missing())?
         }
         Some(a) => a.clone(),
         None => return Err(missing()),
     };
     let command = args.get(sh.command).ok_or_else(missing)?;
-    let commands = match (host, command) {
+    let commands = match (sh.command_list, command) {
         // Cline's `commands`: a list, sent as JSON text or as a list.
-        (Host::Cline, Value::String(text)) => match serde_json::from_str::<Value>(text) {
+        (true, Value::String(text)) => match serde_json::from_str::<Value>(text) {
             Ok(list @ Value::Array(_)) => strings(&list).ok_or_else(missing)?,
             _ => vec![text.clone()],
         },
-        (Host::Cline, list @ Value::Array(_)) => strings(list).ok_or_else(missing)?,
+        (true, list @ Value::Array(_)) => strings(list).ok_or_else(missing)?,
         (_, Value::String(c)) => vec![c.clone()],
         _ => return Err(missing()),
     };
     Ok((commands, session))
 }
 
-/// The prefix of the names Copilot CLI gives the `herdr_link` server's tools (`<server>-<tool>`).
-const COPILOT_LINK_TOOLS: &str = "herdr_link-";
-
-/// Whether `input` is Copilot CLI's `preToolUse` for one of Link's own MCP tools: the hook
-/// grants it (`permissionDecision: "allow"`), so Link's tools, and only they, run without a
-/// prompt in Copilot CLI's default ("Manual Approval") mode, which has no user setting for it.
+/// Whether `input` is the `preToolUse` of a host that grants Link's own MCP tools (Copilot
+/// CLI) for one of them (its name starts with the host's prefix for the `herdr_link` server,
+/// `herdr_link-`): the hook grants it (`permissionDecision: "allow"`), so Link's tools, and only
+/// they, run without a prompt in Copilot CLI's default ("Manual Approval") mode, which has no
+/// user setting for it.
 pub fn copilot_grant(host: Host, input: &[u8]) -> bool {
-    host == Host::Copilot
-        && serde_json::from_slice::<Value>(input).is_ok_and(|v| {
-            v.get("toolName")
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.starts_with(COPILOT_LINK_TOOLS))
-        })
+    let Some(hook) = host.hook().filter(|h| h.grants_link_tools) else {
+        return false;
+    };
+    let Some(prefix) = host.link_tool_prefix() else {
+        return false;
+    };
+    serde_json::from_slice::<Value>(input).is_ok_and(|v| {
+        v.get(hook.input.tool)
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.starts_with(&prefix))
+    })
 }
 
 /// A JSON array of strings, or `None`.
@@ -324,7 +198,7 @@ pub fn decide(
     let Some(reason) = verdict.reason_for(host.send_form()) else {
         return Decision::allow(None, session);
     };
-    let asked = if host == Host::Claude {
+    let asked = if host.hook().is_some_and(|h| h.server_knows_session) {
         session.as_deref()
     } else {
         None
@@ -406,9 +280,10 @@ pub fn run(host: Host, shim: Option<&Path>) -> i32 {
 /// `reason` or (`None`) an allow; `grant`: Copilot CLI's allow for one of Link's own tools
 /// ([`copilot_grant`]).
 pub fn answer(host: Host, block: Option<&str>, grant: bool) -> (String, String, i32) {
-    match (host.answer(), block) {
-        (Answer::Exit2, Some(reason)) => (String::new(), format!("{reason}\n"), EXIT_BLOCK),
-        (Answer::CopilotJson, Some(reason)) => (
+    let deny = host.hook().map_or(Deny::Exit2, |h| h.deny);
+    match (deny, block) {
+        (Deny::Exit2, Some(reason)) => (String::new(), format!("{reason}\n"), EXIT_BLOCK),
+        (Deny::CopilotJson, Some(reason)) => (
             format!(
                 "{}\n",
                 serde_json::json!({"permissionDecision": "deny", "permissionDecisionReason": reason})
@@ -419,7 +294,7 @@ pub fn answer(host: Host, block: Option<&str>, grant: bool) -> (String, String, 
         // The commands Cline runs instead: one that fails with the reason on stderr, so the
         // model gets a failed call (the original never runs), and the reason once more as the
         // hook's context message.
-        (Answer::ClineOverride, Some(reason)) => {
+        (Deny::ClineOverride, Some(reason)) => {
             let failing = format!(
                 "printf '%s\\n' {} >&2; exit 1",
                 herdr_link::paths::shell_word(reason)
@@ -437,8 +312,8 @@ pub fn answer(host: Host, block: Option<&str>, grant: bool) -> (String, String, 
             )
         }
         // Cline reads a JSON object on stdout whatever the answer.
-        (Answer::ClineOverride, None) => ("{}\n".into(), String::new(), 0),
-        (Answer::CopilotJson, None) if grant => (
+        (Deny::ClineOverride, None) => ("{}\n".into(), String::new(), 0),
+        (Deny::CopilotJson, None) if grant => (
             format!("{}\n", serde_json::json!({"permissionDecision": "allow"})),
             String::new(),
             0,

@@ -7,9 +7,12 @@
 mod activation;
 mod doctor;
 mod hook;
+mod host;
 mod logview;
 mod mcp;
 mod plugin_action;
+#[cfg(test)]
+mod registry_tests;
 mod setup;
 mod shim;
 mod transport;
@@ -60,8 +63,9 @@ Codex, Gemini CLI, Qwen Code, AGY and OpenCode's MCP route. Register it under th
 
   --context-dir DIR    where herdr_link_start reads .agents/agent_config.json
                        (default: the current directory)
-  --host HOST          claude, codex, opencode, gemini, qwen or agy: the host whose tool names the Contract's
-                       appendix gives (default: from the client name in `initialize`)
+  --host HOST          claude, codex, opencode, agy, gemini, qwen, copilot, droid, cline or
+                       kimi: the host whose tool names the Contract's appendix gives
+                       (default: from the client name in `initialize`)
   --server-name NAME   the name the server is registered under in the host (default herdr_link)
 
 Reads HERDR_ENV, HERDR_BIN_PATH and HERDR_PANE_ID, which Herdr sets in its panes; without them
@@ -136,7 +140,7 @@ enum Command {
     /// `<command> --help`.
     UsageOf(&'static str),
     Guard {
-        host: hook::Host,
+        host: host::Host,
         /// `--shim DIR`: the shim directory the host's commands have first on PATH.
         shim: Option<PathBuf>,
     },
@@ -211,10 +215,11 @@ fn parse_guard(rest: &[String]) -> Result<Command, String> {
             return Err(format!("{flag} given twice"));
         }
     }
-    const HOSTS: &str = "claude, codex, opencode, gemini, qwen, copilot, droid, cline or kimi";
-    let host = host.ok_or_else(|| format!("guard needs --host HOST: {HOSTS}"))?;
-    let host =
-        hook::Host::parse(&host).ok_or_else(|| format!("unknown --host {host:?}: use {HOSTS}"))?;
+    let hosts = || host::names(host::has_hook);
+    let host = host.ok_or_else(|| format!("guard needs --host HOST: {}", hosts()))?;
+    let host = host::Host::parse(&host)
+        .filter(|h| h.hook().is_some())
+        .ok_or_else(|| format!("unknown --host {host:?}: use {}", hosts()))?;
     Ok(Command::Guard {
         host,
         shim: shim.map(PathBuf::from),
@@ -248,7 +253,7 @@ fn parse_shim_env(rest: &[String]) -> Result<Command, String> {
 /// `mcp [--context-dir DIR] [--host HOST] [--server-name NAME]`, each at most once, as
 /// `--flag value` or `--flag=value`.
 fn parse_mcp(rest: &[String]) -> Result<Command, String> {
-    use herdr_link::presentation::{McpHost, McpNaming};
+    use herdr_link::presentation::{McpHost, McpNaming, MCP_HOSTS};
     const FLAGS: [&str; 3] = ["--context-dir", "--host", "--server-name"];
     let mut values: [Option<String>; 3] = Default::default();
     let mut it = rest.iter();
@@ -272,10 +277,8 @@ fn parse_mcp(rest: &[String]) -> Result<Command, String> {
     let host = match host {
         None => None,
         Some(h) => Some(McpHost::parse(&h).ok_or_else(|| {
-            format!(
-                "unknown --host {h:?}: use claude, codex, opencode, gemini, qwen, copilot, \
-                 droid, cline, kimi or agy"
-            )
+            let names = host::or_list(MCP_HOSTS.iter().filter_map(|f| f.name));
+            format!("unknown --host {h:?}: use {names}")
         })?),
     };
     if let Some(name) = &server_name {
@@ -416,42 +419,42 @@ mod tests {
         assert_eq!(
             p(&["guard", "--host", "claude"]),
             Ok(Command::Guard {
-                host: hook::Host::Claude,
+                host: host::Host::Claude,
                 shim: None
             })
         );
         assert_eq!(
             p(&["guard", "--host=codex"]),
             Ok(Command::Guard {
-                host: hook::Host::Codex,
+                host: host::Host::Codex,
                 shim: None
             })
         );
         assert_eq!(
             p(&["guard", "--host", "claude", "--shim", "/d s"]),
             Ok(Command::Guard {
-                host: hook::Host::Claude,
+                host: host::Host::Claude,
                 shim: Some(PathBuf::from("/d s"))
             })
         );
         assert_eq!(
             p(&["guard", "--shim=/d", "--host=opencode"]),
             Ok(Command::Guard {
-                host: hook::Host::OpenCode,
+                host: host::Host::OpenCode,
                 shim: Some(PathBuf::from("/d"))
             })
         );
         assert_eq!(
             p(&["guard", "--host", "gemini"]),
             Ok(Command::Guard {
-                host: hook::Host::Gemini,
+                host: host::Host::Gemini,
                 shim: None
             })
         );
         assert_eq!(
             p(&["guard", "--host=qwen"]),
             Ok(Command::Guard {
-                host: hook::Host::Qwen,
+                host: host::Host::Qwen,
                 shim: None
             })
         );

@@ -37,20 +37,6 @@ setup-pi first packs the Pi extension (hosts/pi/pack.sh: needs node and npm) int
 $HERDR_PLUGIN_STATE_DIR/pi-package and installs that directory with `pi install`.
 Outside Herdr, use herdr-link setup (herdr-link setup --help).";
 
-/// The hosts a plugin action can set up, with the name the summary uses.
-const HOSTS: &[(&str, &str)] = &[
-    ("claude", "Claude Code"),
-    ("codex", "Codex"),
-    ("opencode", "OpenCode"),
-    ("gemini", "Gemini CLI"),
-    ("qwen", "Qwen Code"),
-    ("copilot", "Copilot CLI"),
-    ("droid", "Droid"),
-    ("cline", "Cline"),
-    ("kimi", "Kimi Code"),
-    ("pi", "Pi"),
-];
-
 /// One plugin action: a host and whether it installs or removes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Action {
@@ -71,10 +57,10 @@ impl Action {
             ("uninstall", h) => (true, h),
             _ => return None,
         };
-        let &(host, title) = HOSTS.iter().find(|(name, _)| *name == host)?;
+        let d = crate::host::Host::parse(host)?.descriptor();
         Some(Action {
-            host,
-            title,
+            host: d.name,
+            title: d.title,
             uninstall,
         })
     }
@@ -83,7 +69,11 @@ impl Action {
     pub fn all_ids() -> Vec<String> {
         ["setup", "uninstall"]
             .iter()
-            .flat_map(|verb| HOSTS.iter().map(move |(h, _)| format!("{verb}-{h}")))
+            .flat_map(|verb| {
+                crate::host::HOSTS
+                    .iter()
+                    .map(move |d| format!("{verb}-{}", d.name))
+            })
             .collect()
     }
 

@@ -1,6 +1,7 @@
 //! Codex `config.toml` edits with `toml_edit`: the user's comments, order and formatting stay;
 //! only the keys herdr-link owns are touched, and only when their value differs.
 
+use herdr_link::presentation::MCP_SERVER_NAME;
 use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, Value};
 
 /// Parses a Codex config; a malformed file is an error naming it.
@@ -83,7 +84,7 @@ pub const APPROVAL_MODE: &str = "approve";
 pub fn install(doc: &mut DocumentMut, server: &Server, what: &str) -> Result<(), String> {
     let root = doc.as_table_mut();
     let servers = table(root, "mcp_servers", what)?;
-    let entry = table(servers, "herdr_link", what)?;
+    let entry = table(servers, MCP_SERVER_NAME, what)?;
     entry.set_implicit(false);
     set(entry, "command", Value::from(server.command));
     set(entry, "args", strings(&["mcp"]));
@@ -140,7 +141,7 @@ pub fn install(doc: &mut DocumentMut, server: &Server, what: &str) -> Result<(),
 pub fn uninstall(doc: &mut DocumentMut, drop_hooks_feature: bool) {
     let root = doc.as_table_mut();
     if let Some(servers) = root.get_mut("mcp_servers").and_then(Item::as_table_mut) {
-        if servers.remove("herdr_link").is_some() && servers.is_empty() {
+        if servers.remove(MCP_SERVER_NAME).is_some() && servers.is_empty() {
             root.remove("mcp_servers");
         }
     }

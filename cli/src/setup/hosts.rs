@@ -6,19 +6,23 @@ use std::process::Command;
 use serde_json::{json, Value};
 
 use super::files::{read_optional, Change};
-use super::{codex_toml, json as js, jsonc, shim, Host, Options, Places};
+use super::places::Places;
+use super::plan::{
+    absolute, guard_command, json_change, login_profile_change, startup_files, Ctx, External,
+    Options, Plan, Registration,
+};
+use super::{codex_toml, json as js, jsonc, shim};
+use crate::host::{HookInput, Host};
 use herdr_link::env::HerdrEnv;
 use herdr_link::herdr::{version, Herdr};
 use herdr_link::paths::{self, shell_word};
-
-/// The MCP server's name on every host (an underscore: a hyphen breaks Codex's tool surface).
-pub(super) const SERVER: &str = "herdr_link";
+use herdr_link::presentation::MCP_SERVER_NAME;
 
 /// The Claude Code permission rule that lets every tool of the server run without a prompt
 /// (`mcp__<server>` covers all of them): in Claude Code's default permission mode each MCP
 /// call otherwise waits for a person, and `claude -p` refuses it.
 fn claude_allow_rule() -> String {
-    format!("mcp__{SERVER}")
+    format!("mcp__{MCP_SERVER_NAME}")
 }
 
 /// The one step left to the user when setup cannot record Codex's hook trust (a project's
@@ -30,38 +34,6 @@ const OPENCODE_GUARD: &str = "herdr-link-guard.js";
 
 /// The one-line shell snippet for hosts that load the library in-process.
 pub const EXPORT_SNIPPET: &str = r#"if [ "${HERDR_ENV:-}" = 1 ] && [ -z "${HERDR_BIN_PATH:-}" ]; then export HERDR_BIN_PATH="$(command -v herdr)"; fi"#;
-
-/// Inputs every host plan needs.
-pub struct Ctx<'a> {
-    /// Config locations.
-    pub places: &'a Places,
-    /// `--project DIR` (absolute).
-    pub project: Option<&'a Path>,
-    /// The herdr-link binary (absolute).
-    pub bin: &'a Path,
-    /// `HERDR_BIN_PATH` to pin in the server's environment (Herdr older than 0.8.2).
-    pub pin: Option<&'a str>,
-}
-
-/// An external command setup runs (Pi's own installer).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct External {
-    /// argv.
-    pub argv: Vec<String>,
-    /// Working directory.
-    pub cwd: Option<PathBuf>,
-}
-
-/// Everything one setup run does.
-#[derive(Debug, Default)]
-pub struct Plan {
-    /// File changes (computed before anything is written).
-    pub changes: Vec<Change>,
-    /// Commands to run after the files.
-    pub commands: Vec<External>,
-    /// Messages for the user.
-    pub notes: Vec<String>,
-}
 
 /// The result of looking at the user's Herdr.
 pub struct HerdrCheck {
@@ -75,7 +47,7 @@ pub struct HerdrCheck {
 /// version: Herdr before 0.8.2 does not set `HERDR_BIN_PATH` in its panes.
 pub fn herdr_check(explicit: Option<&Path>) -> Result<HerdrCheck, String> {
     let found = match explicit {
-        Some(p) => Some(super::absolute(p)?),
+        Some(p) => Some(absolute(p)?),
         None => std::env::var_os("HERDR_BIN_PATH")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
@@ -128,68 +100,7 @@ fn shim_env_command(bin: &Path, dir: &Path) -> String {
     )
 }
 
-/// The guard hook command; `--shim DIR`: setup also puts the shim DIR first on PATH for this
-/// host's commands, so the hook leaves a `herdr` whose arguments the text cannot know to it.
-pub(super) fn guard_command(bin: &Path, host: &str, shim_dir: &Path) -> String {
-    format!(
-        "{} guard --host {host} --shim {}",
-        shell_word(&bin.display().to_string()),
-        shell_word(&shim_dir.display().to_string())
-    )
-}
-
-/// Edits a JSON config file (created when missing); `edit` gets the parsed root object.
-pub(super) fn json_change(
-    path: PathBuf,
-    edit: impl FnOnce(&mut Value, &str) -> Result<(), String>,
-) -> Result<Change, String> {
-    let before = read_optional(&path)?;
-    let shown = path.display().to_string();
-    let mut value = js::parse(&shown, before.as_deref().unwrap_or(""))?;
-    let original = value.clone();
-    edit(&mut value, &shown)?;
-    let after = if value == original {
-        before.clone()
-    } else {
-        Some(js::render(before.as_deref(), &value))
-    };
-    Ok(Change {
-        path,
-        before,
-        after,
-        executable: false,
-    })
-}
-
-/// The login-profile change for `host`: every host's login shells (`bash -lc`, whose system
-/// profile resets PATH) get the shim's environment from the user's login profile.
-fn login_profile_change(o: &Options, cx: &Ctx, host: &str) -> Result<Change, String> {
-    shim::startup_file_change(
-        shim::login_profile(&cx.places.home, cx.places.shell.as_deref()),
-        cx.bin,
-        &shim::dir(cx.places),
-        host,
-        o.uninstall,
-    )
-}
-
-/// Builds the plan for `o.host`.
-pub fn plan(o: &Options, cx: &Ctx) -> Result<Plan, String> {
-    match o.host {
-        Host::Claude => claude(o, cx),
-        Host::Codex => codex(o, cx),
-        Host::OpenCode => opencode(o, cx),
-        Host::Gemini => settings_host(o, cx, &GEMINI),
-        Host::Qwen => settings_host(o, cx, &QWEN),
-        Host::Copilot => super::more_hosts::copilot(o, cx),
-        Host::Droid => super::more_hosts::droid(o, cx),
-        Host::Cline => super::more_hosts::cline(o, cx),
-        Host::Kimi => super::more_hosts::kimi(o, cx),
-        Host::Pi => pi(o, cx),
-    }
-}
-
-fn claude(o: &Options, cx: &Ctx) -> Result<Plan, String> {
+pub(super) fn claude(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let (mcp_file, settings) = match cx.project {
         Some(dir) => (dir.join(".mcp.json"), dir.join(".claude/settings.json")),
         None => (
@@ -201,11 +112,11 @@ fn claude(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let mcp = json_change(mcp_file, |root, what| {
         let root = root.as_object_mut().expect("object");
         if o.uninstall {
-            js::remove_nested(root, "mcpServers", SERVER);
+            js::remove_nested(root, "mcpServers", MCP_SERVER_NAME);
             return Ok(());
         }
         let servers = js::object_at(root, "mcpServers", what)?;
-        let entry = js::object_at(servers, SERVER, what)?;
+        let entry = js::object_at(servers, MCP_SERVER_NAME, what)?;
         js::set(entry, "type", json!("stdio"));
         js::set(entry, "command", json!(bin));
         js::set(entry, "args", json!(["mcp"]));
@@ -219,12 +130,12 @@ fn claude(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let env_hook = shim_env_command(cx.bin, &shim::dir(cx.places));
     let hooks = json_change(settings, |root, what| {
         if o.uninstall {
-            js::remove_guard_hook(root, "claude");
+            js::remove_guard_hook(root, Host::Claude);
             js::remove_event_hook(root, "SessionStart", js::is_shim_env_command);
             js::remove_allow_rule(root, &claude_allow_rule());
             Ok(())
         } else {
-            js::add_guard_hook(root, &hook, "claude", what)?;
+            js::add_guard_hook(root, &hook, Host::Claude, what)?;
             js::add_allow_rule(root, &claude_allow_rule(), what)?;
             js::add_event_hook(
                 root,
@@ -242,7 +153,7 @@ fn claude(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     })
 }
 
-fn codex(o: &Options, cx: &Ctx) -> Result<Plan, String> {
+pub(super) fn codex(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let dir = match cx.project {
         Some(p) => p.join(".codex"),
         None => cx.places.codex_home.clone(),
@@ -250,10 +161,10 @@ fn codex(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let hook = guard_command(cx.bin, "codex", &shim::dir(cx.places));
     let hooks = json_change(dir.join("hooks.json"), |root, what| {
         if o.uninstall {
-            js::remove_guard_hook(root, "codex");
+            js::remove_guard_hook(root, Host::Codex);
             Ok(())
         } else {
-            js::add_guard_hook(root, &hook, "codex", what)
+            js::add_guard_hook(root, &hook, Host::Codex, what)
         }
     })?;
     let hooks_left = hooks
@@ -276,7 +187,7 @@ fn codex(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let hooks_json = dir.join("hooks.json").display().to_string();
     let trust = |text: Option<&str>| {
         let root = js::parse("", text?).ok()?;
-        let (group, handler, command) = js::guard_hook_position(&root, "codex")?;
+        let (group, handler, command) = js::guard_hook_position(&root, Host::Codex)?;
         Some(codex_toml::HookTrust {
             hooks_json: hooks_json.clone(),
             group,
@@ -363,7 +274,7 @@ fn jsonc_change(
     })
 }
 
-fn opencode(o: &Options, cx: &Ctx) -> Result<Plan, String> {
+pub(super) fn opencode(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let (dir, plugins) = match cx.project {
         Some(dir) => (dir.to_path_buf(), dir.join(".opencode/plugins")),
         None => (
@@ -376,21 +287,21 @@ fn opencode(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let bin = cx.bin.display().to_string();
     let mut changes = vec![jsonc_change(config, |doc| {
         if o.uninstall {
-            doc.remove_nested("mcp", SERVER);
+            doc.remove_nested("mcp", MCP_SERVER_NAME);
             return Ok(());
         }
-        let entry = doc.object_at(&["mcp", SERVER])?;
+        let entry = doc.object_at(&["mcp", MCP_SERVER_NAME])?;
         jsonc::Doc::set(&entry, "type", &json!("local"));
         jsonc::Doc::set(&entry, "command", &json!([bin, "mcp"]));
         if let Some(pin) = cx.pin {
-            let env = doc.object_at(&["mcp", SERVER, "environment"])?;
+            let env = doc.object_at(&["mcp", MCP_SERVER_NAME, "environment"])?;
             jsonc::Doc::set(&env, "HERDR_BIN_PATH", &json!(pin));
         }
         Ok(())
     })?];
     if let Some(other) = other {
         changes.push(jsonc_change(other, |doc| {
-            doc.remove_nested("mcp", SERVER);
+            doc.remove_nested("mcp", MCP_SERVER_NAME);
             Ok(())
         })?);
     }
@@ -404,6 +315,17 @@ fn opencode(o: &Options, cx: &Ctx) -> Result<Plan, String> {
                 .replace(
                     "__HERDR_LINK_BIN__",
                     &serde_json::to_string(&bin).expect("a string serializes"),
+                )
+                .replace(
+                    "__HERDR_LINK_SHELL_TOOL__",
+                    &serde_json::to_string(
+                        Host::OpenCode
+                            .hook()
+                            .expect("OpenCode has a guard hook")
+                            .input
+                            .shell,
+                    )
+                    .expect("a string serializes"),
                 )
                 .replace(
                     "__HERDR_LINK_SHIM_DIR__",
@@ -430,17 +352,13 @@ fn opencode(o: &Options, cx: &Ctx) -> Result<Plan, String> {
 
 /// A host configured by one `settings.json` holding both `mcpServers` and `hooks` (Gemini CLI,
 /// Qwen Code; docs/hosts-gemini-qwen.md).
-struct SettingsHost {
-    /// `guard --host` and `setup` name.
-    name: &'static str,
+pub(super) struct SettingsHost {
+    /// The host (its name and its hook's event and shell tool are in its descriptor).
+    host: Host,
     /// The user dir from [`Places`].
     user_dir: fn(&Places) -> &Path,
     /// The project dir under `--project DIR`.
     project_dir: &'static str,
-    /// The before-tool hook event.
-    event: &'static str,
-    /// The shell tool the hook matches.
-    shell_tool: &'static str,
     /// Entry fields beyond `command` and `args`, in the host's words: trust the server (its
     /// tools run without a confirmation, as the user approves Link by installing it) and, for
     /// Qwen Code, list its tools up front instead of behind the tool search.
@@ -449,96 +367,89 @@ struct SettingsHost {
     note: &'static str,
 }
 
-const GEMINI: SettingsHost = SettingsHost {
-    name: "gemini",
+pub(super) const GEMINI: SettingsHost = SettingsHost {
+    host: Host::Gemini,
     user_dir: |p| &p.gemini,
     project_dir: ".gemini",
-    event: "BeforeTool",
-    shell_tool: "run_shell_command",
     extra: &[("trust", true)],
     note: "Gemini CLI connects MCP servers and runs hooks only in trusted folders when folder \
            trust is on; run it inside Herdr in a trusted folder",
 };
 
-const QWEN: SettingsHost = SettingsHost {
-    name: "qwen",
+pub(super) const QWEN: SettingsHost = SettingsHost {
+    host: Host::Qwen,
     user_dir: |p| &p.qwen,
     project_dir: ".qwen",
-    event: "PreToolUse",
-    shell_tool: "run_shell_command",
     extra: &[("trust", true), ("alwaysLoadTools", true)],
     note: "Qwen Code honours trust for a server only in trusted folders when folder trust is on",
 };
 
-/// What a host's config file holds of setup's entries (for doctor).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Registration {
-    /// The settings file looked at.
-    pub file: PathBuf,
-    /// `mcpServers.herdr_link` is there.
-    pub server: bool,
-    /// The guard hook is there, on the host's before-tool event.
-    pub guard: bool,
+impl SettingsHost {
+    /// The host's hook input (its event and shell tool).
+    fn hook(&self) -> &'static HookInput {
+        &self
+            .host
+            .hook()
+            .expect("a settings host has a guard hook")
+            .input
+    }
 }
 
-/// The files that register Herdr Link for a session in `cwd` of a host doctor recognises
-/// (Gemini CLI, Qwen Code and the hosts of `more_hosts`; the project's, then the user's), with
-/// what each holds; `None` for the other hosts.
-pub fn registrations(host: Host, places: &Places, cwd: &Path) -> Option<Vec<Registration>> {
-    let h = match host {
-        Host::Gemini => &GEMINI,
-        Host::Qwen => &QWEN,
-        _ => return super::more_hosts::registrations(host, places, cwd),
-    };
+/// The files that register Herdr Link for a session in `cwd` of a settings host (the
+/// project's, then the user's), with what each holds.
+pub(super) fn settings_registrations(
+    h: &SettingsHost,
+    places: &Places,
+    cwd: &Path,
+) -> Vec<Registration> {
     let files = [
         cwd.join(h.project_dir).join("settings.json"),
         (h.user_dir)(places).join("settings.json"),
     ];
-    Some(
-        files
-            .into_iter()
-            .map(|file| {
-                let value = std::fs::read_to_string(&file)
-                    .ok()
-                    .and_then(|t| js::parse("", &t).ok())
-                    .unwrap_or(Value::Null);
-                let server = value["mcpServers"][SERVER].is_object();
-                let guard = value["hooks"][h.event]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|e| e["hooks"].as_array())
-                    .flatten()
-                    .filter_map(|hook| hook["command"].as_str())
-                    .any(|c| js::is_guard_command(c, h.name));
-                Registration {
-                    file,
-                    server,
-                    guard,
-                }
-            })
-            .collect(),
-    )
+    files
+        .into_iter()
+        .map(|file| {
+            let value = std::fs::read_to_string(&file)
+                .ok()
+                .and_then(|t| js::parse("", &t).ok())
+                .unwrap_or(Value::Null);
+            let server = value["mcpServers"][MCP_SERVER_NAME].is_object();
+            let guard = js::hook_commands(&value, h.hook().event)
+                .iter()
+                .any(|c| js::is_guard_command(c, h.host.name()));
+            Registration {
+                file,
+                server,
+                guard,
+            }
+        })
+        .collect()
 }
 
-fn settings_host(o: &Options, cx: &Ctx, h: &SettingsHost) -> Result<Plan, String> {
+pub(super) fn settings_host(o: &Options, cx: &Ctx, h: &SettingsHost) -> Result<Plan, String> {
     let path = match cx.project {
         Some(dir) => dir.join(h.project_dir).join("settings.json"),
         None => (h.user_dir)(cx.places).join("settings.json"),
     };
     let bin = cx.bin.display().to_string();
-    let hook = guard_command(cx.bin, h.name, &shim::dir(cx.places));
-    let ours = |c: &str| js::is_guard_command(c, h.name);
+    let name = h.host.name();
+    let input = h.hook();
+    let hook = guard_command(cx.bin, name, &shim::dir(cx.places));
+    let ours = |c: &str| js::is_guard_command(c, name);
     let settings = json_change(path, |root, what| {
         if o.uninstall {
-            js::remove_nested(root.as_object_mut().expect("object"), "mcpServers", SERVER);
-            js::remove_event_hook(root, h.event, ours);
+            js::remove_nested(
+                root.as_object_mut().expect("object"),
+                "mcpServers",
+                MCP_SERVER_NAME,
+            );
+            js::remove_event_hook(root, input.event, ours);
             return Ok(());
         }
         {
             let map = root.as_object_mut().expect("object");
             let servers = js::object_at(map, "mcpServers", what)?;
-            let entry = js::object_at(servers, SERVER, what)?;
+            let entry = js::object_at(servers, MCP_SERVER_NAME, what)?;
             js::set(entry, "command", json!(bin));
             js::set(entry, "args", json!(["mcp"]));
             for (key, value) in h.extra {
@@ -549,46 +460,28 @@ fn settings_host(o: &Options, cx: &Ctx, h: &SettingsHost) -> Result<Plan, String
                 js::set(env, "HERDR_BIN_PATH", json!(pin));
             }
         }
-        js::add_event_hook(root, h.event, Some(h.shell_tool), &hook, ours, what)
+        js::add_event_hook(root, input.event, Some(input.shell), &hook, ours, what)
     })?;
+    let mut plan = Plan {
+        changes: vec![settings],
+        ..Plan::default()
+    };
+    if !o.uninstall {
+        plan.notes.push(h.note.to_string());
+    }
     // The host runs each command with `bash -c` in its own environment: the shim is first on
     // the commands' PATH when it is first on the PATH the host was started with, from the
     // shell Herdr types the host's command into.
-    let files = shim::interactive_startup_files(&cx.places.home, cx.places.shell.as_deref());
-    let mut changes = vec![settings];
-    for file in &files {
-        changes.push(shim::startup_file_change(
-            file.clone(),
-            cx.bin,
-            &shim::dir(cx.places),
-            h.name,
-            o.uninstall,
-        )?);
-    }
-    let mut notes = Vec::new();
-    if !o.uninstall {
-        notes.push(h.note.to_string());
-        if files.is_empty() {
-            notes.push(format!(
-                "{} is not a POSIX shell: put the herdr shim directory first on PATH inside \
-                 Herdr in its startup file yourself (the line below, in its syntax)",
-                cx.places.shell.as_deref().unwrap_or("your shell")
-            ));
-        }
-    }
-    Ok(Plan {
-        changes,
-        commands: Vec::new(),
-        notes,
-    })
+    startup_files(o, cx, name, &mut plan)?;
+    Ok(plan)
 }
 
-fn pi(o: &Options, cx: &Ctx) -> Result<Plan, String> {
+pub(super) fn pi(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let package = o
         .package
         .as_deref()
         .ok_or("pi needs --package PATH: the Pi package (a directory or an npm pack tarball)")?;
-    let package = super::absolute(package)?;
+    let package = absolute(package)?;
     if !package.is_dir() {
         let hint = if package.to_string_lossy().ends_with(".tgz") {
             " (unpack the tarball where it can stay, then pass the directory: Pi loads a \

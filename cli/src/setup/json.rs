@@ -2,6 +2,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::host::Host;
+
 /// Parses a JSON config file whose root must be an object; an empty file is `{}`.
 pub fn parse(path: &str, text: &str) -> Result<Value, String> {
     if text.trim().is_empty() {
@@ -89,29 +91,38 @@ pub fn is_guard_command(command: &str, host: &str) -> bool {
         .is_some_and(|n| n == "herdr-link")
 }
 
-/// Installs the guard as a `PreToolUse` command hook on `Bash` in a Claude Code / Codex hooks
-/// document (`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command",...}]}]}}`).
-/// An existing herdr-link guard hook is updated in place (its path), never duplicated.
+/// The event and shell tool of `host`'s guard hook (a host with a Claude-Code-format hooks
+/// document).
+fn hook_of(host: Host) -> (&'static str, &'static str) {
+    let input = &host.hook().expect("a host with a guard hook").input;
+    (input.event, input.shell)
+}
+
+/// Installs the guard as a command hook on the host's event and shell tool in a Claude Code /
+/// Codex hooks document (`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":
+/// "command",...}]}]}}`). An existing herdr-link guard hook is updated in place (its path),
+/// never duplicated.
 pub fn add_guard_hook(
     root: &mut Value,
     command: &str,
-    host: &str,
+    host: Host,
     what: &str,
 ) -> Result<(), String> {
+    let (event, shell) = hook_of(host);
     add_event_hook(
         root,
-        "PreToolUse",
-        Some("Bash"),
+        event,
+        Some(shell),
         command,
-        |c| is_guard_command(c, host),
+        |c| is_guard_command(c, host.name()),
         what,
     )
 }
 
-/// Where the herdr-link guard hook for `host` is in `hooks.PreToolUse`: (matcher group,
-/// handler) indexes and its command, as Codex numbers hooks for their trust records.
-pub fn guard_hook_position(root: &Value, host: &str) -> Option<(usize, usize, String)> {
-    let groups = root.get("hooks")?.get("PreToolUse")?.as_array()?;
+/// Where the herdr-link guard hook for `host` is in its event's list: (matcher group, handler)
+/// indexes and its command, as Codex numbers hooks for their trust records.
+pub fn guard_hook_position(root: &Value, host: Host) -> Option<(usize, usize, String)> {
+    let groups = root.get("hooks")?.get(hook_of(host).0)?.as_array()?;
     groups.iter().enumerate().find_map(|(g, entry)| {
         entry
             .get("hooks")?
@@ -120,14 +131,14 @@ pub fn guard_hook_position(root: &Value, host: &str) -> Option<(usize, usize, St
             .enumerate()
             .find_map(|(h, hook)| {
                 let c = hook.get("command")?.as_str()?;
-                is_guard_command(c, host).then(|| (g, h, c.to_string()))
+                is_guard_command(c, host.name()).then(|| (g, h, c.to_string()))
             })
     })
 }
 
 /// Removes every herdr-link guard hook for `host`, and the containers that removal emptied.
-pub fn remove_guard_hook(root: &mut Value, host: &str) {
-    remove_event_hook(root, "PreToolUse", |c| is_guard_command(c, host));
+pub fn remove_guard_hook(root: &mut Value, host: Host) {
+    remove_event_hook(root, hook_of(host).0, |c| is_guard_command(c, host.name()));
 }
 
 /// Whether `command` is the `herdr-link shim-env` hook setup writes.
@@ -266,6 +277,18 @@ pub fn has_any_hook(root: &Value) -> bool {
         .is_some_and(|h| !h.is_empty())
 }
 
+/// Every `command` of the command hooks of `event` in a Claude-Code-format hooks document.
+pub fn hook_commands(root: &Value, event: &str) -> Vec<String> {
+    root["hooks"][event]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["hooks"].as_array())
+        .flatten()
+        .filter_map(|h| h["command"].as_str().map(str::to_string))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,8 +320,20 @@ mod tests {
     #[test]
     fn hook_added_once_updated_in_place_and_removed() {
         let mut v = json!({"hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"lint"}]}]},"model":"x"});
-        add_guard_hook(&mut v, "/old/herdr-link guard --host claude", "claude", "f").unwrap();
-        add_guard_hook(&mut v, "/new/herdr-link guard --host claude", "claude", "f").unwrap();
+        add_guard_hook(
+            &mut v,
+            "/old/herdr-link guard --host claude",
+            Host::Claude,
+            "f",
+        )
+        .unwrap();
+        add_guard_hook(
+            &mut v,
+            "/new/herdr-link guard --host claude",
+            Host::Claude,
+            "f",
+        )
+        .unwrap();
         let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
         assert_eq!(pre.len(), 2);
         assert_eq!(pre[0]["matcher"], "Edit");
@@ -306,14 +341,14 @@ mod tests {
             pre[1]["hooks"][0]["command"],
             "/new/herdr-link guard --host claude"
         );
-        remove_guard_hook(&mut v, "claude");
+        remove_guard_hook(&mut v, Host::Claude);
         assert_eq!(
             v,
             json!({"hooks":{"PreToolUse":[{"matcher":"Edit","hooks":[{"type":"command","command":"lint"}]}]},"model":"x"})
         );
         let mut only = json!({});
-        add_guard_hook(&mut only, "herdr-link guard --host codex", "codex", "f").unwrap();
-        remove_guard_hook(&mut only, "codex");
+        add_guard_hook(&mut only, "herdr-link guard --host codex", Host::Codex, "f").unwrap();
+        remove_guard_hook(&mut only, Host::Codex);
         assert_eq!(only, json!({}));
     }
 
@@ -362,9 +397,9 @@ mod tests {
     #[test]
     fn wrong_shapes_are_errors() {
         let mut v = json!({"hooks": []});
-        assert!(add_guard_hook(&mut v, "c", "claude", "f").is_err());
+        assert!(add_guard_hook(&mut v, "c", Host::Claude, "f").is_err());
         let mut v = json!({"hooks": {"PreToolUse": {}}});
-        assert!(add_guard_hook(&mut v, "c", "claude", "f").is_err());
+        assert!(add_guard_hook(&mut v, "c", Host::Claude, "f").is_err());
         assert!(parse("f", "[1]").is_err());
         assert!(parse("f", "{").unwrap_err().contains("not valid JSON"));
         assert_eq!(parse("f", "  \n").unwrap(), json!({}));

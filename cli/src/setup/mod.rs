@@ -11,9 +11,16 @@ mod hosts;
 mod json;
 mod jsonc;
 mod more_hosts;
+mod places;
+mod plan;
 pub mod shim;
 
 use std::path::{Path, PathBuf};
+
+use crate::host::{self, Host};
+pub use places::Places;
+use plan::absolute;
+pub use plan::{Ctx, Options, Plan, Registration};
 
 /// `herdr-link setup --help`.
 pub const USAGE: &str = "usage: herdr-link setup <claude|codex|opencode|gemini|qwen|copilot|droid|cline|kimi|pi> [options]
@@ -71,57 +78,6 @@ options:
   --pi PATH          (pi) the pi executable (default: pi on PATH)
   -h, --help         this text";
 
-/// The host names `setup` takes, for messages.
-const HOSTS: &str = "claude, codex, opencode, gemini, qwen, copilot, droid, cline, kimi or pi";
-
-/// Which host to set up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Host {
-    /// Claude Code (MCP + PreToolUse command hook).
-    Claude,
-    /// Codex CLI (MCP + PreToolUse command hook).
-    Codex,
-    /// OpenCode (MCP + a guard plugin).
-    OpenCode,
-    /// Gemini CLI (MCP + `BeforeTool` command hook).
-    Gemini,
-    /// Qwen Code (MCP + `PreToolUse` command hook).
-    Qwen,
-    /// GitHub Copilot CLI (MCP + `preToolUse` command hook).
-    Copilot,
-    /// Factory Droid (MCP + `PreToolUse` command hook).
-    Droid,
-    /// Cline (MCP + the `PreToolUse` hook file).
-    Cline,
-    /// Kimi Code (MCP + `[[hooks]]` `PreToolUse`).
-    Kimi,
-    /// Pi (its extension, via `pi install`).
-    Pi,
-}
-
-/// Parsed `setup` arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
-    /// The host.
-    pub host: Host,
-    /// `--project DIR`.
-    pub project: Option<PathBuf>,
-    /// `--dry-run`.
-    pub dry_run: bool,
-    /// `--uninstall`.
-    pub uninstall: bool,
-    /// `--bin PATH`.
-    pub bin: Option<PathBuf>,
-    /// `--herdr PATH`.
-    pub herdr: Option<PathBuf>,
-    /// `--pass-env NAME` (repeatable).
-    pub pass_env: Vec<String>,
-    /// `--package PATH`.
-    pub package: Option<PathBuf>,
-    /// `--pi PATH`.
-    pub pi: Option<PathBuf>,
-}
-
 /// Parses the arguments after `setup`; `Ok(None)` means `--help`.
 pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
     let mut host = None;
@@ -166,108 +122,22 @@ pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 o.pass_env.push(name);
             }
             h if !h.starts_with('-') && host.is_none() => {
-                host = Some(match h {
-                    "claude" => Host::Claude,
-                    "codex" => Host::Codex,
-                    "opencode" => Host::OpenCode,
-                    "gemini" => Host::Gemini,
-                    "qwen" => Host::Qwen,
-                    "copilot" => Host::Copilot,
-                    "droid" => Host::Droid,
-                    "cline" => Host::Cline,
-                    "kimi" => Host::Kimi,
-                    "pi" => Host::Pi,
-                    other => return Err(format!("unknown host {other:?}: use {HOSTS}")),
-                })
+                host =
+                    Some(Host::parse(h).ok_or_else(|| {
+                        format!("unknown host {h:?}: use {}", host::names(|_| true))
+                    })?)
             }
             other => return Err(format!("setup: unexpected argument {other:?}")),
         }
     }
-    o.host = host.ok_or_else(|| format!("setup needs a host: {HOSTS}"))?;
-    if o.host != Host::Codex && !o.pass_env.is_empty() {
+    o.host = host.ok_or_else(|| format!("setup needs a host: {}", host::names(|_| true)))?;
+    if !o.host.descriptor().forwards_variables && !o.pass_env.is_empty() {
         return Err("--pass-env is for codex only (the other hosts pass their environment)".into());
     }
     if o.host != Host::Pi && (o.package.is_some() || o.pi.is_some()) {
         return Err("--package and --pi are for pi only".into());
     }
     Ok(Some(o))
-}
-
-pub use hosts::{registrations, Registration};
-
-/// Where the user's config lives: `HOME`, `CODEX_HOME`, `XDG_CONFIG_HOME`, `GEMINI_CLI_HOME`,
-/// `QWEN_HOME`, `COPILOT_HOME`, `CLINE_DIR`, `CLINE_DATA_DIR`, `KIMI_CODE_HOME`.
-pub struct Places {
-    /// The home directory.
-    pub home: PathBuf,
-    /// Codex's home (`$CODEX_HOME`, default `~/.codex`).
-    pub codex_home: PathBuf,
-    /// OpenCode's global config dir (`$XDG_CONFIG_HOME/opencode`, default `~/.config/opencode`).
-    pub opencode: PathBuf,
-    /// Gemini CLI's user dir (`$GEMINI_CLI_HOME/.gemini`, default `~/.gemini`).
-    pub gemini: PathBuf,
-    /// Qwen Code's user dir (`$QWEN_HOME`, default `~/.qwen`).
-    pub qwen: PathBuf,
-    /// Copilot CLI's home (`$COPILOT_HOME`, default `~/.copilot`).
-    pub copilot: PathBuf,
-    /// Factory Droid's user dir (`~/.factory`).
-    pub factory: PathBuf,
-    /// Cline's dir (`$CLINE_DIR`, default `~/.cline`): its `hooks/`.
-    pub cline: PathBuf,
-    /// Cline's data dir (`$CLINE_DATA_DIR`, default `~/.cline/data`): its `settings/`.
-    pub cline_data: PathBuf,
-    /// Kimi Code's home (`$KIMI_CODE_HOME`, default `~/.kimi-code`).
-    pub kimi: PathBuf,
-    /// The user's data dir (`$XDG_DATA_HOME`, default `~/.local/share`): the shim lives there.
-    pub data: PathBuf,
-    /// The user's login shell (`$SHELL`), for the login profile Codex's commands read.
-    pub shell: Option<String>,
-}
-
-impl Places {
-    /// The locations from this process's environment (`HOME` must be set).
-    pub fn from_env() -> Result<Places, String> {
-        let var = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        let home = var("HOME").ok_or("HOME is not set")?;
-        let codex_home = var("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
-        let config = var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
-        let data = herdr_link::paths::data_dir(
-            std::env::var_os("XDG_DATA_HOME").as_deref(),
-            Some(home.as_os_str()),
-        )
-        .unwrap_or_else(|| home.join(".local/share"));
-        let [copilot, factory, cline_data, cline, kimi] = more_hosts::places(&home, var);
-        Ok(Places {
-            copilot,
-            factory,
-            cline,
-            cline_data,
-            kimi,
-            opencode: config.join("opencode"),
-            gemini: var("GEMINI_CLI_HOME")
-                .unwrap_or_else(|| home.clone())
-                .join(".gemini"),
-            qwen: var("QWEN_HOME").unwrap_or_else(|| home.join(".qwen")),
-            data,
-            shell: std::env::var("SHELL").ok().filter(|s| !s.is_empty()),
-            codex_home,
-            home,
-        })
-    }
-}
-
-/// An absolute path, resolved against the working directory.
-fn absolute(p: &Path) -> Result<PathBuf, String> {
-    if p.is_absolute() {
-        return Ok(p.to_path_buf());
-    }
-    std::env::current_dir()
-        .map(|d| d.join(p))
-        .map_err(|e| format!("cannot read the current directory: {e}"))
 }
 
 /// Runs `setup`; returns the exit status.
@@ -298,15 +168,16 @@ fn run_inner(o: &Options) -> Result<(), String> {
         None => std::env::current_exe()
             .map_err(|e| format!("cannot find this executable ({e}); pass --bin PATH"))?,
     };
-    let check = if o.uninstall || o.host == Host::Pi {
+    // Only an MCP server's environment can pin HERDR_BIN_PATH.
+    let check = if o.uninstall || o.host.descriptor().mcp.is_none() {
         None
     } else {
         Some(hosts::herdr_check(o.herdr.as_deref())?)
     };
     let pin = check.as_ref().and_then(|c| c.pin.clone());
-    let plan = hosts::plan(
+    let plan = plan(
         o,
-        &hosts::Ctx {
+        &Ctx {
             places: &places,
             project: project.as_deref(),
             bin: &bin,
@@ -335,4 +206,35 @@ fn run_inner(o: &Options) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// Builds the plan for `o.host`: each host's own files and entries.
+pub fn plan(o: &Options, cx: &Ctx) -> Result<Plan, String> {
+    match o.host {
+        Host::Claude => hosts::claude(o, cx),
+        Host::Codex => hosts::codex(o, cx),
+        Host::OpenCode => hosts::opencode(o, cx),
+        Host::Gemini => hosts::settings_host(o, cx, &hosts::GEMINI),
+        Host::Qwen => hosts::settings_host(o, cx, &hosts::QWEN),
+        Host::Copilot => more_hosts::copilot(o, cx),
+        Host::Droid => more_hosts::droid(o, cx),
+        Host::Cline => more_hosts::cline(o, cx),
+        Host::Kimi => more_hosts::kimi(o, cx),
+        Host::Pi => hosts::pi(o, cx),
+    }
+}
+
+/// The files that register Herdr Link for a session in `cwd` of a host doctor recognises (the
+/// project's, then the user's), with what each holds; `None` for the hosts doctor does not
+/// look at.
+pub fn registrations(host: Host, places: &Places, cwd: &Path) -> Option<Vec<Registration>> {
+    match host {
+        Host::Gemini => Some(hosts::settings_registrations(&hosts::GEMINI, places, cwd)),
+        Host::Qwen => Some(hosts::settings_registrations(&hosts::QWEN, places, cwd)),
+        Host::Copilot => Some(more_hosts::copilot_registrations(places, cwd)),
+        Host::Droid => Some(more_hosts::droid_registrations(places, cwd)),
+        Host::Cline => Some(more_hosts::cline_registrations(places, cwd)),
+        Host::Kimi => Some(more_hosts::kimi_registrations(places, cwd)),
+        Host::Claude | Host::Codex | Host::OpenCode | Host::Pi => None,
+    }
 }

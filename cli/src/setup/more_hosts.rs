@@ -10,8 +10,21 @@ use serde_json::{json, Value};
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table};
 
 use super::files::{read_optional, Change};
-use super::hosts::{guard_command, json_change, Ctx, Plan, SERVER};
-use super::{json as js, shim, Options, Places};
+use super::places::Places;
+use super::plan::{guard_command, json_change, startup_files, Ctx, Options, Plan, Registration};
+use super::{codex_toml, json as js, shim};
+use crate::host::Host;
+use herdr_link::presentation::{McpHost, MCP_SERVER_NAME};
+
+/// The event `host`'s guard hook is registered on.
+fn hook_event(host: Host) -> &'static str {
+    host.hook().expect("a host with a guard hook").input.event
+}
+
+/// The shell tool `host`'s guard hook matches.
+fn shell_tool(host: Host) -> &'static str {
+    host.hook().expect("a host with a guard hook").input.shell
+}
 
 /// The file name that marks the guard hook setup writes for Cline (its first comment line).
 const CLINE_HOOK_MARK: &str = "# herdr-link guard hook (herdr-link setup cline)";
@@ -28,7 +41,7 @@ fn server_entry(
 ) -> Result<(), String> {
     let map = root.as_object_mut().expect("parse() returns objects");
     let servers = js::object_at(map, "mcpServers", what)?;
-    let entry = js::object_at(servers, SERVER, what)?;
+    let entry = js::object_at(servers, MCP_SERVER_NAME, what)?;
     for (key, value) in fields {
         js::set(entry, key, value.clone());
     }
@@ -51,35 +64,16 @@ fn server_change(
 ) -> Result<Change, String> {
     json_change(path, |root, what| {
         if o.uninstall {
-            js::remove_nested(root.as_object_mut().expect("object"), "mcpServers", SERVER);
+            js::remove_nested(
+                root.as_object_mut().expect("object"),
+                "mcpServers",
+                MCP_SERVER_NAME,
+            );
             Ok(())
         } else {
             server_entry(root, fields, host, cx, what)
         }
     })
-}
-
-/// The shim block in the startup files of the shell Herdr starts the host from (its commands
-/// inherit the PATH the host was started with), and the notes that go with it.
-fn startup_files(o: &Options, cx: &Ctx, host: &str, plan: &mut Plan) -> Result<(), String> {
-    let files = shim::interactive_startup_files(&cx.places.home, cx.places.shell.as_deref());
-    for file in &files {
-        plan.changes.push(shim::startup_file_change(
-            file.clone(),
-            cx.bin,
-            &shim::dir(cx.places),
-            host,
-            o.uninstall,
-        )?);
-    }
-    if files.is_empty() && !o.uninstall {
-        plan.notes.push(format!(
-            "{} is not a POSIX shell: put the herdr shim directory first on PATH inside Herdr \
-             in its startup file yourself (the line below, in its syntax)",
-            cx.places.shell.as_deref().unwrap_or("your shell")
-        ));
-    }
-    Ok(())
 }
 
 /// GitHub Copilot CLI: `$COPILOT_HOME/mcp-config.json` (`mcpServers.herdr_link`, `type`
@@ -100,7 +94,7 @@ pub fn copilot(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         ),
     };
     let fields = [("type", json!("local")), ("tools", json!(["*"]))];
-    let command = guard_command(cx.bin, "copilot", &shim::dir(cx.places));
+    let command = guard_command(cx.bin, Host::Copilot.name(), &shim::dir(cx.places));
     let project = cx.project.is_some();
     let hook = json_change(hooks, |root, what| {
         if o.uninstall {
@@ -119,10 +113,13 @@ pub fn copilot(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         add_copilot_hook(root, &command, what)
     })?;
     let mut plan = Plan {
-        changes: vec![server_change(mcp, &fields, "copilot", o, cx)?, hook],
+        changes: vec![
+            server_change(mcp, &fields, Host::Copilot.name(), o, cx)?,
+            hook,
+        ],
         ..Plan::default()
     };
-    startup_files(o, cx, "copilot", &mut plan)?;
+    startup_files(o, cx, Host::Copilot.name(), &mut plan)?;
     Ok(plan)
 }
 
@@ -130,7 +127,7 @@ pub fn copilot(o: &Options, cx: &Ctx) -> Result<Plan, String> {
 fn is_copilot_guard(hook: &Value) -> bool {
     hook.get("bash")
         .and_then(Value::as_str)
-        .is_some_and(|c| js::is_guard_command(c, "copilot"))
+        .is_some_and(|c| js::is_guard_command(c, Host::Copilot.name()))
 }
 
 /// Adds (or updates in place) the guard in `hooks.preToolUse`.
@@ -138,7 +135,7 @@ fn add_copilot_hook(root: &mut Value, command: &str, what: &str) -> Result<(), S
     let map = root.as_object_mut().expect("parse() returns objects");
     let hooks = js::object_at(map, "hooks", what)?;
     let list = hooks
-        .entry("preToolUse")
+        .entry(hook_event(Host::Copilot))
         .or_insert_with(|| Value::Array(Vec::new()))
         .as_array_mut()
         .ok_or_else(|| format!("{what}: `hooks.preToolUse` is not a JSON array"))?;
@@ -160,13 +157,13 @@ fn remove_copilot_hook(root: &mut Value) {
     let Some(Value::Object(hooks)) = map.get_mut("hooks") else {
         return;
     };
-    let Some(Value::Array(list)) = hooks.get_mut("preToolUse") else {
+    let Some(Value::Array(list)) = hooks.get_mut(hook_event(Host::Copilot)) else {
         return;
     };
     let before = list.len();
     list.retain(|h| !is_copilot_guard(h));
     if list.len() != before && list.is_empty() {
-        hooks.shift_remove("preToolUse");
+        hooks.shift_remove(hook_event(Host::Copilot));
         if hooks.is_empty() {
             map.shift_remove("hooks");
         }
@@ -182,24 +179,31 @@ pub fn droid(o: &Options, cx: &Ctx) -> Result<Plan, String> {
         None => cx.places.factory.clone(),
     };
     let fields = [("type", json!("stdio"))];
-    let command = guard_command(cx.bin, "droid", &shim::dir(cx.places));
-    let ours = |c: &str| js::is_guard_command(c, "droid");
+    let command = guard_command(cx.bin, Host::Droid.name(), &shim::dir(cx.places));
+    let ours = |c: &str| js::is_guard_command(c, Host::Droid.name());
     let settings = json_change(dir.join("settings.json"), |root, what| {
         if o.uninstall {
-            js::remove_event_hook(root, "PreToolUse", ours);
+            js::remove_event_hook(root, hook_event(Host::Droid), ours);
             Ok(())
         } else {
-            js::add_event_hook(root, "PreToolUse", Some("Execute"), &command, ours, what)
+            js::add_event_hook(
+                root,
+                hook_event(Host::Droid),
+                Some(shell_tool(Host::Droid)),
+                &command,
+                ours,
+                what,
+            )
         }
     })?;
     let mut plan = Plan {
         changes: vec![
-            server_change(dir.join("mcp.json"), &fields, "droid", o, cx)?,
+            server_change(dir.join("mcp.json"), &fields, Host::Droid.name(), o, cx)?,
             settings,
         ],
         ..Plan::default()
     };
-    startup_files(o, cx, "droid", &mut plan)?;
+    startup_files(o, cx, Host::Droid.name(), &mut plan)?;
     Ok(plan)
 }
 
@@ -209,14 +213,10 @@ pub fn droid(o: &Options, cx: &Ctx) -> Result<Plan, String> {
 /// `--project DIR` the hook file is `DIR/.clinerules/hooks/PreToolUse` (Cline has no project
 /// MCP file: the server stays in the user's settings).
 pub fn cline(o: &Options, cx: &Ctx) -> Result<Plan, String> {
-    let mcp = cx
-        .places
-        .cline_data
-        .join("settings")
-        .join("cline_mcp_settings.json");
+    let mcp = cline_mcp_file(cx.places);
     let hook = match cx.project {
-        Some(d) => d.join(".clinerules/hooks/PreToolUse"),
-        None => cx.places.cline.join("hooks/PreToolUse"),
+        Some(d) => cline_hook_file(&d.join(".clinerules")),
+        None => cline_hook_file(&cx.places.cline),
     };
     let fields = [("disabled", json!(false))];
     let before = read_optional(&hook)?;
@@ -235,12 +235,12 @@ pub fn cline(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let after = (!o.uninstall).then(|| {
         format!(
             "#!/bin/sh\n{CLINE_HOOK_MARK}\nexec {}\n",
-            guard_command(cx.bin, "cline", &shim::dir(cx.places))
+            guard_command(cx.bin, Host::Cline.name(), &shim::dir(cx.places))
         )
     });
     let mut plan = Plan {
         changes: vec![
-            server_change(mcp, &fields, "cline", o, cx)?,
+            server_change(mcp, &fields, Host::Cline.name(), o, cx)?,
             Change {
                 path: hook,
                 before,
@@ -257,13 +257,30 @@ pub fn cline(o: &Options, cx: &Ctx) -> Result<Plan, String> {
                 .into(),
         );
     }
-    startup_files(o, cx, "cline", &mut plan)?;
+    startup_files(o, cx, Host::Cline.name(), &mut plan)?;
     Ok(plan)
 }
 
+/// Cline's MCP settings file.
+fn cline_mcp_file(places: &Places) -> PathBuf {
+    places
+        .cline_data
+        .join("settings")
+        .join("cline_mcp_settings.json")
+}
+
+/// Cline's hook file for the guard's event in the hooks directory under `dir`.
+fn cline_hook_file(dir: &Path) -> PathBuf {
+    dir.join("hooks").join(hook_event(Host::Cline))
+}
+
 /// The Kimi Code permission rule that lets the server's tools run without a prompt in its
-/// default (manual) permission mode.
-const KIMI_ALLOW_PATTERN: &str = "mcp__herdr_link__*";
+/// default (manual) permission mode: every name Kimi Code gives them (`mcp__herdr_link__*`).
+fn kimi_allow_pattern() -> String {
+    McpHost::Kimi
+        .tool_name(MCP_SERVER_NAME, "*")
+        .expect("Kimi Code names MCP tools")
+}
 
 /// Kimi Code: `$KIMI_CODE_HOME/mcp.json` (`mcpServers.herdr_link`; default `~/.kimi-code`) and,
 /// in `$KIMI_CODE_HOME/config.toml`, the guard as a `[[hooks]]` entry (`event` "PreToolUse",
@@ -278,8 +295,8 @@ pub fn kimi(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let path = cx.places.kimi.join("config.toml");
     let before = read_optional(&path)?;
     let shown = path.display().to_string();
-    let mut doc = super::codex_toml::parse(&shown, before.as_deref().unwrap_or(""))?;
-    let command = guard_command(cx.bin, "kimi", &shim::dir(cx.places));
+    let mut doc = codex_toml::parse(&shown, before.as_deref().unwrap_or(""))?;
+    let command = guard_command(cx.bin, Host::Kimi.name(), &shim::dir(cx.places));
     kimi_config(&mut doc, (!o.uninstall).then_some(command.as_str()), &shown)?;
     let text = doc.to_string();
     let after = if before.as_deref().unwrap_or("") == text {
@@ -289,7 +306,7 @@ pub fn kimi(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     };
     let mut plan = Plan {
         changes: vec![
-            server_change(mcp, &[], "kimi", o, cx)?,
+            server_change(mcp, &[], Host::Kimi.name(), o, cx)?,
             Change {
                 path,
                 before,
@@ -306,7 +323,7 @@ pub fn kimi(o: &Options, cx: &Ctx) -> Result<Plan, String> {
                 .into(),
         );
     }
-    startup_files(o, cx, "kimi", &mut plan)?;
+    startup_files(o, cx, Host::Kimi.name(), &mut plan)?;
     Ok(plan)
 }
 
@@ -314,12 +331,12 @@ pub fn kimi(o: &Options, cx: &Ctx) -> Result<Plan, String> {
 fn is_kimi_guard(t: &Table) -> bool {
     t.get("command")
         .and_then(Item::as_str)
-        .is_some_and(|c| js::is_guard_command(c, "kimi"))
+        .is_some_and(|c| js::is_guard_command(c, Host::Kimi.name()))
 }
 
 /// Whether a `[[permission.rules]]` table is the rule setup writes.
 fn is_kimi_rule(t: &Table) -> bool {
-    t.get("pattern").and_then(Item::as_str) == Some(KIMI_ALLOW_PATTERN)
+    t.get("pattern").and_then(Item::as_str) == Some(kimi_allow_pattern().as_str())
         && t.get("decision").and_then(Item::as_str) == Some("allow")
 }
 
@@ -360,8 +377,8 @@ fn kimi_config(doc: &mut DocumentMut, command: Option<&str>, what: &str) -> Resu
                 }
                 None => {
                     let mut t = Table::new();
-                    t.insert("event", toml_edit::value("PreToolUse"));
-                    t.insert("matcher", toml_edit::value("Bash"));
+                    t.insert("event", toml_edit::value(hook_event(Host::Kimi)));
+                    t.insert("matcher", toml_edit::value(shell_tool(Host::Kimi)));
                     t.insert("command", toml_edit::value(cmd));
                     t.insert("timeout", toml_edit::value(30));
                     hooks.push(t);
@@ -391,7 +408,7 @@ fn kimi_config(doc: &mut DocumentMut, command: Option<&str>, what: &str) -> Resu
             if !rules.iter().any(is_kimi_rule) {
                 let mut t = Table::new();
                 t.insert("decision", toml_edit::value("allow"));
-                t.insert("pattern", toml_edit::value(KIMI_ALLOW_PATTERN));
+                t.insert("pattern", toml_edit::value(kimi_allow_pattern()));
                 rules.push(t);
             }
         } else {
@@ -407,114 +424,93 @@ fn kimi_config(doc: &mut DocumentMut, command: Option<&str>, what: &str) -> Resu
     Ok(())
 }
 
-/// The config locations of these hosts, from the environment: `$COPILOT_HOME` (default
-/// `~/.copilot`), `~/.factory`, `$CLINE_DIR` (default `~/.cline`) with `$CLINE_DATA_DIR`
-/// (default its `data/`), `$KIMI_CODE_HOME` (default `~/.kimi-code`).
-pub fn places(home: &Path, var: impl Fn(&str) -> Option<PathBuf>) -> [PathBuf; 5] {
-    let cline = var("CLINE_DIR").unwrap_or_else(|| home.join(".cline"));
-    [
-        var("COPILOT_HOME").unwrap_or_else(|| home.join(".copilot")),
-        home.join(".factory"),
-        var("CLINE_DATA_DIR").unwrap_or_else(|| cline.join("data")),
-        cline,
-        var("KIMI_CODE_HOME").unwrap_or_else(|| home.join(".kimi-code")),
+/// A JSON file's value (`null` when missing or unreadable).
+fn read_json(p: &Path) -> Value {
+    std::fs::read_to_string(p)
+        .ok()
+        .and_then(|t| js::parse("", &t).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// Whether the JSON file `p` registers the server in `mcpServers`.
+fn has_server(p: &Path) -> bool {
+    read_json(p)["mcpServers"][MCP_SERVER_NAME].is_object()
+}
+
+/// What a host's config holds of setup's entries, for doctor: the file looked at, whether it
+/// registers the server, and whether the guard is there.
+fn reg(file: PathBuf, guard: bool) -> Registration {
+    Registration {
+        server: has_server(&file),
+        file,
+        guard,
+    }
+}
+
+/// Copilot CLI's registrations, the project's then the user's.
+pub(super) fn copilot_registrations(places: &Places, cwd: &Path) -> Vec<Registration> {
+    let event = hook_event(Host::Copilot);
+    let guard_in = |p: PathBuf| {
+        read_json(&p)["hooks"][event]
+            .as_array()
+            .is_some_and(|l| l.iter().any(is_copilot_guard))
+    };
+    vec![
+        reg(
+            cwd.join(".github/mcp.json"),
+            guard_in(cwd.join(".github/hooks/herdr-link.json")),
+        ),
+        reg(
+            places.copilot.join("mcp-config.json"),
+            guard_in(places.copilot.join("settings.json")),
+        ),
     ]
 }
 
-/// What a host's config holds of setup's entries, for doctor: the files looked at (project's,
-/// then the user's), each with whether it registers the server and whether it holds the guard.
-pub fn registrations(
-    host: super::Host,
-    places: &Places,
-    cwd: &Path,
-) -> Option<Vec<super::Registration>> {
-    let read = |p: &Path| {
-        std::fs::read_to_string(p)
-            .ok()
-            .and_then(|t| js::parse("", &t).ok())
-            .unwrap_or(Value::Null)
-    };
-    let server = |p: &Path| read(p)["mcpServers"][SERVER].is_object();
-    let reg = |file: PathBuf, server: bool, guard: bool| super::Registration {
-        file,
-        server,
-        guard,
-    };
-    let list = match host {
-        super::Host::Copilot => {
-            let user = places.copilot.join("mcp-config.json");
-            let settings = read(&places.copilot.join("settings.json"));
-            let project = cwd.join(".github/hooks/herdr-link.json");
-            let guard_in = |v: &Value| {
-                v["hooks"]["preToolUse"]
-                    .as_array()
-                    .is_some_and(|l| l.iter().any(is_copilot_guard))
-            };
-            vec![
-                reg(
-                    cwd.join(".github/mcp.json"),
-                    server(&cwd.join(".github/mcp.json")),
-                    guard_in(&read(&project)),
-                ),
-                reg(user.clone(), server(&user), guard_in(&settings)),
-            ]
-        }
-        super::Host::Droid => [cwd.join(".factory"), places.factory.clone()]
-            .into_iter()
-            .map(|dir| {
-                let guard = hook_commands(&read(&dir.join("settings.json")), "PreToolUse")
-                    .iter()
-                    .any(|c| js::is_guard_command(c, "droid"));
-                reg(dir.join("mcp.json"), server(&dir.join("mcp.json")), guard)
-            })
-            .collect(),
-        super::Host::Cline => {
-            let mcp = places
-                .cline_data
-                .join("settings")
-                .join("cline_mcp_settings.json");
-            let ours = |p: PathBuf| {
-                std::fs::read_to_string(p).is_ok_and(|t| t.lines().any(|l| l == CLINE_HOOK_MARK))
-            };
-            let guard = ours(cwd.join(".clinerules/hooks/PreToolUse"))
-                || ours(places.cline.join("hooks/PreToolUse"));
-            vec![reg(mcp.clone(), server(&mcp), guard)]
-        }
-        super::Host::Kimi => {
-            let config = std::fs::read_to_string(places.kimi.join("config.toml"))
-                .ok()
-                .and_then(|t| t.parse::<DocumentMut>().ok());
-            let guard = config.is_some_and(|d| {
-                d.get("hooks")
-                    .and_then(Item::as_array_of_tables)
-                    .is_some_and(|a| a.iter().any(is_kimi_guard))
-            });
-            [
-                cwd.join(".kimi-code/mcp.json"),
-                places.kimi.join("mcp.json"),
-            ]
-            .into_iter()
-            .map(|file| {
-                let s = server(&file);
-                reg(file, s, guard)
-            })
-            .collect()
-        }
-        _ => return None,
-    };
-    Some(list)
+/// Droid's registrations, the project's then the user's.
+pub(super) fn droid_registrations(places: &Places, cwd: &Path) -> Vec<Registration> {
+    [cwd.join(".factory"), places.factory.clone()]
+        .into_iter()
+        .map(|dir| {
+            let guard = js::hook_commands(
+                &read_json(&dir.join("settings.json")),
+                hook_event(Host::Droid),
+            )
+            .iter()
+            .any(|c| js::is_guard_command(c, Host::Droid.name()));
+            reg(dir.join("mcp.json"), guard)
+        })
+        .collect()
 }
 
-/// Every `command` of the command hooks of `event` in a Claude-Code-format hooks document.
-fn hook_commands(root: &Value, event: &str) -> Vec<String> {
-    root["hooks"][event]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e["hooks"].as_array())
-        .flatten()
-        .filter_map(|h| h["command"].as_str().map(str::to_string))
-        .collect()
+/// Cline's registration (its user settings; the hook file of the project or the user's).
+pub(super) fn cline_registrations(places: &Places, cwd: &Path) -> Vec<Registration> {
+    let ours = |p: PathBuf| {
+        std::fs::read_to_string(p).is_ok_and(|t| t.lines().any(|l| l == CLINE_HOOK_MARK))
+    };
+    let guard =
+        ours(cline_hook_file(&cwd.join(".clinerules"))) || ours(cline_hook_file(&places.cline));
+    vec![reg(cline_mcp_file(places), guard)]
+}
+
+/// Kimi Code's registrations, the project's then the user's (the guard is in the user's
+/// config.toml).
+pub(super) fn kimi_registrations(places: &Places, cwd: &Path) -> Vec<Registration> {
+    let config = std::fs::read_to_string(places.kimi.join("config.toml"))
+        .ok()
+        .and_then(|t| t.parse::<DocumentMut>().ok());
+    let guard = config.is_some_and(|d| {
+        d.get("hooks")
+            .and_then(Item::as_array_of_tables)
+            .is_some_and(|a| a.iter().any(is_kimi_guard))
+    });
+    [
+        cwd.join(".kimi-code/mcp.json"),
+        places.kimi.join("mcp.json"),
+    ]
+    .into_iter()
+    .map(|file| reg(file, guard))
+    .collect()
 }
 
 #[cfg(test)]

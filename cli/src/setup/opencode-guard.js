@@ -39,7 +39,7 @@ export const HerdrLinkGuard = async () => ({
     Object.assign(output.env, shimEnv(path, output.env.HERDR_BIN_PATH ?? process.env.HERDR_BIN_PATH))
   },
   "tool.execute.before": async (input, output) => {
-    if (input.tool !== "bash" || process.env.HERDR_ENV !== "1") return
+    if (input.tool !== __HERDR_LINK_SHELL_TOOL__ || process.env.HERDR_ENV !== "1") return
     const r = spawnSync(HERDR_LINK, ["guard", "--host", "opencode", "--shim", SHIM_DIR], {
       input: JSON.stringify({ tool: input.tool, sessionID: input.sessionID, args: output.args }),
       encoding: "utf8",

@@ -16,28 +16,24 @@ use herdr_link::paths;
 use herdr_link::presence::{self, HostKey};
 
 use super::files::{read_optional, Change};
-use super::Places;
+use super::places::Places;
 
 /// First line of the block setup adds to a shell startup file.
 pub const BLOCK_START: &str = "# >>> herdr-link shim (herdr-link setup) >>>";
 /// Last line of that block.
 pub const BLOCK_END: &str = "# <<< herdr-link shim <<<";
 
-/// The shim directory: `$XDG_DATA_HOME/herdr-link/shim` (default `~/.local/share/...`).
+/// The shim directory: `$XDG_DATA_HOME/herdr-link/shim` (default `~/.local/share/...`), by the
+/// library's rule ([`paths::shim_dir_in`]).
 pub fn dir(places: &Places) -> PathBuf {
-    places.data.join("herdr-link").join("shim")
-}
-
-/// Quotes `s` for a POSIX shell (always single quotes).
-fn sq(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
+    paths::shim_dir_in(&places.data)
 }
 
 /// The shell line that puts `dir` first on PATH inside Herdr (`HERDR_ENV=1`): a second run (a
 /// nested shell, a sourced file) changes nothing; a PATH that has it later (a command that put
 /// another directory first) gets it first again.
 pub fn path_line(dir: &Path) -> String {
-    let d = sq(&dir.display().to_string());
+    let d = paths::single_quoted(&dir.display().to_string());
     format!(
         r#"if [ "${{HERDR_ENV:-}}" = 1 ]; then case "${{PATH:-}}" in {d}|{d}:*) ;; *) PATH={d}${{PATH:+:"$PATH"}}; export PATH ;; esac; fi"#
     )
@@ -47,7 +43,7 @@ pub fn path_line(dir: &Path) -> String {
 /// shim, with the real Herdr it named kept in `$HERDR_LINK_HERDR` (once: a second run sees the
 /// shim there and changes nothing); and `key`, the host's presence key, when known.
 pub fn env_lines(dir: &Path, key: Option<HostKey>) -> String {
-    let shim = sq(&dir.join("herdr").display().to_string());
+    let shim = paths::single_quoted(&dir.join("herdr").display().to_string());
     let mut out = path_line(dir);
     out.push('\n');
     out.push_str(&format!(
@@ -109,8 +105,8 @@ fn block_hosts_line(hosts: &[String]) -> String {
 /// The login-profile block for `hosts`: inside Herdr, every login shell gets [`env_lines`] from
 /// `bin shim-env --print` (so its presence key is the login shell's host).
 pub fn block(bin: &Path, dir: &Path, hosts: &[String]) -> String {
-    let b = sq(&bin.display().to_string());
-    let d = sq(&dir.display().to_string());
+    let b = paths::single_quoted(&bin.display().to_string());
+    let d = paths::single_quoted(&dir.display().to_string());
     format!(
         "{BLOCK_START}\n{}\nif [ \"${{HERDR_ENV:-}}\" = 1 ]; then eval \"$({b} shim-env --dir {d} --print 2>/dev/null)\"; fi\n{BLOCK_END}\n",
         block_hosts_line(hosts)
