@@ -124,12 +124,12 @@ fn parse(
     Ok((commands, session))
 }
 
-/// Whether `input` is the `preToolUse` of a host that grants Link's own MCP tools (Copilot
-/// CLI) for one of them (its name starts with the host's prefix for the `herdr_link` server,
-/// `herdr_link-`): the hook grants it (`permissionDecision: "allow"`), so Link's tools, and only
-/// they, run without a prompt in Copilot CLI's default ("Manual Approval") mode, which has no
-/// user setting for it.
-pub fn copilot_grant(host: Host, input: &[u8]) -> bool {
+/// Whether `input` is the pre-tool hook input of a host that grants Link's own MCP tools
+/// (Copilot CLI, Droid) for one of them: the host's prefix for the `herdr_link` server
+/// (`herdr_link-`, `herdr_link___`) followed by one of Link's tool names. The hook grants it
+/// (`permissionDecision: "allow"`), so Link's tools, and only they, run without a prompt in
+/// the host's default mode.
+pub fn link_grant(host: Host, input: &[u8]) -> bool {
     let Some(hook) = host.hook().filter(|h| h.grants_link_tools) else {
         return false;
     };
@@ -139,7 +139,11 @@ pub fn copilot_grant(host: Host, input: &[u8]) -> bool {
     serde_json::from_slice::<Value>(input).is_ok_and(|v| {
         v.get(hook.input.tool)
             .and_then(Value::as_str)
-            .is_some_and(|t| t.starts_with(&prefix))
+            .and_then(|t| t.strip_prefix(prefix.as_str()))
+            .is_some_and(|t| {
+                t == herdr_link::protocol::GATEWAY
+                    || herdr_link::OPERATIONS.iter().any(|op| op.tool == t)
+            })
     })
 }
 
@@ -265,7 +269,7 @@ pub fn run(host: Host, shim: Option<&Path>) -> i32 {
             .since(started)
             .record_now();
     }
-    let grant = decision.block.is_none() && copilot_grant(host, &input);
+    let grant = decision.block.is_none() && link_grant(host, &input);
     let (stdout, stderr, status) = answer(host, decision.block, grant);
     if !stdout.is_empty() {
         let _ = std::io::stdout().lock().write_all(stdout.as_bytes());
@@ -277,8 +281,8 @@ pub fn run(host: Host, shim: Option<&Path>) -> i32 {
 }
 
 /// What the hook of `host` writes (stdout, stderr) and its exit status, for a block with
-/// `reason` or (`None`) an allow; `grant`: Copilot CLI's allow for one of Link's own tools
-/// ([`copilot_grant`]).
+/// `reason` or (`None`) an allow; `grant`: the allow for one of Link's own tools
+/// ([`link_grant`]).
 pub fn answer(host: Host, block: Option<&str>, grant: bool) -> (String, String, i32) {
     let deny = host.hook().map_or(Deny::Exit2, |h| h.deny);
     match (deny, block) {
@@ -315,6 +319,16 @@ pub fn answer(host: Host, block: Option<&str>, grant: bool) -> (String, String, 
         (Deny::ClineOverride, None) => ("{}\n".into(), String::new(), 0),
         (Deny::CopilotJson, None) if grant => (
             format!("{}\n", serde_json::json!({"permissionDecision": "allow"})),
+            String::new(),
+            0,
+        ),
+        // Droid reads Claude Code's hook output.
+        (Deny::Exit2, None) if grant => (
+            format!(
+                "{}\n",
+                serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                    "permissionDecision": "allow"}})
+            ),
             String::new(),
             0,
         ),
@@ -651,11 +665,11 @@ mod tests {
             (String::new(), String::new(), 0)
         );
         // Link's own tools are granted; nothing else is, and no other host grants.
-        assert!(copilot_grant(Host::Copilot, mcp.as_bytes()));
-        assert!(!copilot_grant(Host::Copilot, copilot.as_bytes()));
+        assert!(link_grant(Host::Copilot, mcp.as_bytes()));
+        assert!(!link_grant(Host::Copilot, copilot.as_bytes()));
         let other_mcp = copilot.replace("\"bash\"", "\"github-search_code\"");
-        assert!(!copilot_grant(Host::Copilot, other_mcp.as_bytes()));
-        assert!(!copilot_grant(Host::Claude, mcp.as_bytes()));
+        assert!(!link_grant(Host::Copilot, other_mcp.as_bytes()));
+        assert!(!link_grant(Host::Claude, mcp.as_bytes()));
         let (out, _, status) = answer(Host::Copilot, None, true);
         assert_eq!(
             (serde_json::from_str::<Value>(&out).unwrap(), status),
@@ -665,6 +679,43 @@ mod tests {
         let droid = r#"{"session_id":"d-1","hook_event_name":"PreToolUse","permission_mode":"auto-high","tool_name":"Execute","tool_input":{"command":"herdr agent prompt beta hi --wait","riskLevel":"low","riskLevelReason":"r"}}"#;
         let d = decide(Host::Droid, droid.as_bytes(), no_shim, active(None));
         assert_eq!(d.block, Verdict::Block.reason_for(guard::SendForm::Either));
+        // Droid's own input for Link's gateway (as Droid 0.225.2 sent it): granted with Claude
+        // Code's allow output; another server's tool, a name that only starts like Link's, the
+        // shell tool and Copilot's naming are not.
+        let gateway = r#"{"session_id":"d-1","cwd":"/p","permission_mode":"off","hook_event_name":"PreToolUse","tool_name":"herdr_link___herdr_link","tool_input":{"action":"peers","arguments":{}}}"#;
+        assert_eq!(
+            decide(Host::Droid, gateway.as_bytes(), no_shim, active(None)).block,
+            None
+        );
+        assert!(link_grant(Host::Droid, gateway.as_bytes()));
+        let send = gateway.replace("___herdr_link\"", "___herdr_link_send\"");
+        assert!(link_grant(Host::Droid, send.as_bytes()));
+        for other in [
+            "github___search_code",
+            "herdr_link____herdr_link",
+            "herdr_link___herdr_linker",
+            "herdr_link-herdr_link",
+            "Execute",
+        ] {
+            let input = gateway.replace("herdr_link___herdr_link", other);
+            assert!(!link_grant(Host::Droid, input.as_bytes()), "{other}");
+        }
+        assert!(!link_grant(Host::Kimi, gateway.as_bytes()));
+        assert!(!link_grant(Host::Droid, droid.as_bytes()));
+        let (out, err, status) = answer(Host::Droid, None, true);
+        assert_eq!(
+            (
+                serde_json::from_str::<Value>(&out).unwrap(),
+                err.as_str(),
+                status
+            ),
+            (
+                serde_json::json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                    "permissionDecision": "allow"}}),
+                "",
+                0
+            )
+        );
         let kimi = r#"{"hook_event_name":"PreToolUse","session_id":"k-1","cwd":"/p","client_type":"kimi_code_cli","tool_name":"Bash","tool_input":{"command":"herdr agent prompt beta hi --wait","description":"d"},"tool_call_id":"t"}"#;
         let d = decide(Host::Kimi, kimi.as_bytes(), no_shim, active(None));
         assert_eq!(

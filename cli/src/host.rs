@@ -82,7 +82,8 @@ pub struct Hook {
     /// Its deny convention.
     pub deny: Deny,
     /// Whether the hook grants Link's own MCP tools (Copilot CLI, whose default mode has no
-    /// user setting for it).
+    /// user setting for it; Droid, whose default mode "Auto (Off)" asks before every MCP tool
+    /// not annotated read-only).
     pub grants_link_tools: bool,
     /// Whether the host gives its MCP server the same session id as its hook (Claude Code), so
     /// the hook asks the server about that session; elsewhere an id in the server's
@@ -243,12 +244,17 @@ pub const HOSTS: &[Descriptor] = &[
             },
         )
     },
+    // Droid asks before every MCP tool not annotated read-only in its default mode: the hook
+    // grants Link's own.
     wired(
         Host::Droid,
         "droid",
         "Droid",
         McpHost::Droid,
-        claude_like("PreToolUse", "Execute"),
+        Hook {
+            grants_link_tools: true,
+            ..claude_like("PreToolUse", "Execute")
+        },
     ),
     // Cline nests the call under `preToolUse` and sends a list of commands; its exit status
     // never blocks and its `cancel` ends the whole run: the commands are replaced by one that

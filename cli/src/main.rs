@@ -91,12 +91,12 @@ const GUARD_HELP: &str =
 The Bash guard as a pre-tool command hook (Claude Code and Codex: PreToolUse, matcher Bash;
 Gemini CLI: BeforeTool, Qwen Code: PreToolUse, both matcher run_shell_command; OpenCode on the
 MCP route: the plugin herdr-link setup opencode writes; GitHub Copilot CLI: preToolUse on bash;
-Factory Droid: PreToolUse, matcher Execute; Kimi Code: PreToolUse, matcher Bash; Cline: the
-PreToolUse hook file, on run_commands). Reads the host's hook JSON on stdin. Once this host
+Factory Droid: PreToolUse, on Execute and Link's own tools; Kimi Code: PreToolUse, matcher
+Bash; Cline: the PreToolUse hook file, on run_commands). Reads the host's hook JSON on stdin. Once this host
 session activated Herdr Link through its herdr_link MCP server, `herdr agent wait` and `herdr
 agent prompt --wait` are blocked: exit status 2 with the reason on stderr (Copilot CLI: a
-permissionDecision \"deny\" object on stdout, and \"allow\" for Link's own herdr_link-* tools;
-Cline: an overrideInput object on stdout that replaces the commands with one failing with the
+permissionDecision \"deny\" object on stdout; Copilot CLI and Droid: an \"allow\" for Link's own
+tools; Cline: an overrideInput object on stdout that replaces the commands with one failing with the
 reason). Everything else, and any unexpected
 input, is allowed: exit status 0, no output (Cline: {}).
 

@@ -1274,7 +1274,8 @@ fn copilot_droid_cline_and_kimi_merge_are_idempotent_and_uninstall() {
                     serde_json::from_str(&h.read("home/.factory/settings.json")).unwrap();
                 let pre = s["hooks"]["PreToolUse"].as_array().unwrap();
                 assert_eq!(pre.len(), 2);
-                assert_eq!(pre[1]["matcher"], "Execute");
+                // The shell tool, and Link's own tools, which the guard grants.
+                assert_eq!(pre[1]["matcher"], "^(Execute|herdr_link___.+)$");
                 assert!(pre[1]["hooks"][0]["command"]
                     .as_str()
                     .unwrap()
@@ -1409,6 +1410,41 @@ fn copilot_droid_cline_and_kimi_merge_are_idempotent_and_uninstall() {
             );
         }
     }
+}
+
+/// Droid asks before every MCP tool in its default mode: setup's guard entry also matches
+/// Link's own tools (the guard grants them). An entry an earlier setup wrote for `Execute` alone
+/// gets the matcher; an entry the user shares with a hook of their own keeps theirs.
+#[test]
+fn droid_guard_entry_matches_link_tools_and_upgrades_an_earlier_one() {
+    const MATCHER: &str = "^(Execute|herdr_link___.+)$";
+    let h = Home::new("droid-matcher");
+    let guard = "/usr/bin/herdr-link guard --host droid --shim /x";
+    let earlier = json!({"hooks": {"PreToolUse": [
+        {"matcher": "Edit", "hooks": [{"type": "command", "command": "fmt"}]},
+        {"matcher": "Execute", "hooks": [{"type": "command", "command": guard}]}]}});
+    h.write("home/.factory/settings.json", &earlier.to_string());
+    let herdr = h.herdr("0.8.2");
+    ok(&bash_user_setup(&h, "droid", &herdr, &[]).output().unwrap());
+    let s: Value = serde_json::from_str(&h.read("home/.factory/settings.json")).unwrap();
+    let pre = s["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2, "{s}");
+    assert_eq!(pre[0]["matcher"], "Edit");
+    assert_eq!(pre[1]["matcher"], MATCHER);
+    assert!(pre[1]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .starts_with("/usr/bin/herdr-link guard --host droid --shim "));
+
+    let shared = json!({"hooks": {"PreToolUse": [{"matcher": "Execute|Edit", "hooks": [
+        {"type": "command", "command": "fmt"},
+        {"type": "command", "command": guard}]}]}});
+    h.write("home/.factory/settings.json", &shared.to_string());
+    ok(&bash_user_setup(&h, "droid", &herdr, &[]).output().unwrap());
+    let s: Value = serde_json::from_str(&h.read("home/.factory/settings.json")).unwrap();
+    let pre = s["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 1, "{s}");
+    assert_eq!(pre[0]["matcher"], "Execute|Edit");
 }
 
 /// Cline runs one hook file per event: a PreToolUse hook of the user's own is never replaced.

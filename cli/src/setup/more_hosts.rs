@@ -80,7 +80,7 @@ fn server_change(
 /// "local", every tool enabled) and the guard as a `preToolUse` command hook in
 /// `$COPILOT_HOME/settings.json` (the `.github/hooks/*.json` schema: `type`, `bash`,
 /// `timeoutSec`), which also grants Link's own tools (Copilot CLI has no user setting for
-/// that; `hook::copilot_grant`); with `--project DIR`: `DIR/.github/mcp.json` and
+/// that; `hook::link_grant`); with `--project DIR`: `DIR/.github/mcp.json` and
 /// `DIR/.github/hooks/herdr-link.json`.
 pub fn copilot(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let (mcp, hooks) = match cx.project {
@@ -170,9 +170,16 @@ fn remove_copilot_hook(root: &mut Value) {
     }
 }
 
+/// The matcher of the guard's `PreToolUse` entry in Droid (a regular expression, tested
+/// unanchored, unless it equals the tool name): the shell tool `Execute`, and Link's own MCP
+/// tools, which the guard grants (`hook::link_grant`), as Droid's default mode "Auto (Off)"
+/// asks before every MCP tool not annotated read-only.
+const DROID_MATCHER: &str = "^(Execute|herdr_link___.+)$";
+
 /// Factory Droid: `~/.factory/mcp.json` (`mcpServers.herdr_link`, `type` "stdio") and the
-/// guard as a `PreToolUse` hook on `Execute` in `~/.factory/settings.json` (Claude Code's hook
-/// format); with `--project DIR`: `DIR/.factory/`.
+/// guard as a `PreToolUse` hook on `Execute` and Link's tools ([`DROID_MATCHER`]) in
+/// `~/.factory/settings.json` (Claude Code's hook format); with `--project DIR`:
+/// `DIR/.factory/`.
 pub fn droid(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     let dir = match cx.project {
         Some(d) => d.join(".factory"),
@@ -189,11 +196,13 @@ pub fn droid(o: &Options, cx: &Ctx) -> Result<Plan, String> {
             js::add_event_hook(
                 root,
                 hook_event(Host::Droid),
-                Some(shell_tool(Host::Droid)),
+                Some(DROID_MATCHER),
                 &command,
                 ours,
                 what,
-            )
+            )?;
+            set_droid_matcher(root, ours);
+            Ok(())
         }
     })?;
     let mut plan = Plan {
@@ -205,6 +214,29 @@ pub fn droid(o: &Options, cx: &Ctx) -> Result<Plan, String> {
     };
     startup_files(o, cx, Host::Droid.name(), &mut plan)?;
     Ok(plan)
+}
+
+/// Sets [`DROID_MATCHER`] on the `PreToolUse` entries that hold only the guard (an earlier
+/// setup wrote `Execute` alone); an entry the user shares with hooks of their own keeps its
+/// matcher.
+fn set_droid_matcher(root: &mut Value, ours: impl Fn(&str) -> bool) {
+    let entries = root
+        .pointer_mut("/hooks/PreToolUse")
+        .and_then(Value::as_array_mut);
+    for entry in entries.into_iter().flatten() {
+        let only_ours = entry
+            .get("hooks")
+            .and_then(Value::as_array)
+            .is_some_and(|list| {
+                !list.is_empty()
+                    && list
+                        .iter()
+                        .all(|h| h.get("command").and_then(Value::as_str).is_some_and(&ours))
+            });
+        if let (true, Some(e)) = (only_ours, entry.as_object_mut()) {
+            js::set(e, "matcher", json!(DROID_MATCHER));
+        }
+    }
 }
 
 /// Cline: `$CLINE_DATA_DIR/settings/cline_mcp_settings.json` (`mcpServers.herdr_link`,

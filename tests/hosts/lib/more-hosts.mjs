@@ -116,8 +116,10 @@ export const droid = {
     })
     return {
       cmd: "bash",
-      // `droid exec` is read-only unless told otherwise: `--auto high` lets it run commands.
-      args: (prompt) => viaBash(bin("@factory/cli-linux-x64/bin/droid"), ["exec", "--auto", "high", "-o", "stream-json", "-m", "custom:Fake-0", prompt]),
+      // `droid exec` is read-only unless told otherwise: `--auto low` lets it run the low-risk
+      // commands the scripted model sends. Link's tools are high impact (MCP tools not annotated
+      // read-only): only setup's grant (the guard hook's allow) lets them run.
+      args: (prompt) => viaBash(bin("@factory/cli-linux-x64/bin/droid"), ["exec", "--auto", "low", "-o", "stream-json", "-m", "custom:Fake-0", prompt]),
       // test only: Factory's service, its telemetry and its OpenTelemetry collector pointed at a
       // closed loopback port (they are resolved by name otherwise), no dynamic config or update
       env: sb.env({
