@@ -82,7 +82,7 @@ fn send_to_a_blocked_agent() {
     assert_eq!(code(&r), "SEND_FAILED");
     assert_eq!(
         r["error"]["message"],
-        "SEND_FAILED: Herdr did not accept message delivery"
+        "SEND_FAILED: the receiving agent is waiting for its user to answer a prompt or dialog, so Herdr typed nothing; nothing was sent. Send the message again once that agent can take messages"
     );
     assert!(w.prompts().is_empty());
     assert_eq!(count(&w, "agent prompt"), 1, "{:?}", w.calls());

@@ -428,7 +428,8 @@ fn a_start_kind_herdr_refuses_is_still_start_failed() {
         &w.dir,
     );
     assert_eq!(
-        r["error"]["message"], "START_FAILED: Herdr did not accept Agent start",
+        r["error"]["message"],
+        "START_FAILED: Herdr does not know this agent kind, so the agent was not started; use a kind Herdr supports (for example pi, claude or codex) in kind, or in the configuration entry for a configured start",
         "{r}"
     );
     assert!(w.calls().last().unwrap().starts_with("tab close"));
