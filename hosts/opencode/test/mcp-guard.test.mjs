@@ -5,7 +5,7 @@
 // `herdr-link mcp` as its child and loads that plugin file, so the hook (also
 // its child) shares the server's activation as in a real OpenCode.
 import assert from "node:assert/strict"
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { createInterface } from "node:readline"
@@ -16,25 +16,27 @@ import { guardActive } from "./direct.mjs"
 
 const BIN = process.env.HERDR_LINK_BIN ? resolve(process.env.HERDR_LINK_BIN) : ""
 if (!BIN || !existsSync(BIN)) throw new Error(`HERDR_LINK_BIN=${BIN}: the herdr-link binary is required (see run-tests.sh)`)
-const PLUGIN_SOURCE = join(ROOT, "..", "..", "cli", "src", "setup", "opencode-guard.js")
 const WAIT = "herdr agent wait worker"
-// The shim directory setup links the herdr shim into (here a stand-in file: the plugin only
-// needs it to exist).
-const SHIM_DIR = join(tempDir("herdr-link-mcp-guard-shim-"), "shim")
-mkdirSync(SHIM_DIR)
-writeFileSync(join(SHIM_DIR, "herdr"), "")
 const PROMPT_WAIT = "herdr agent prompt worker hi --wait"
+// The plugin as `herdr-link setup opencode` writes it, into a home of its own: the plugin file
+// with its values filled in, and the shim directory it puts first on PATH.
+const SETUP_HOME = tempDir("herdr-link-mcp-guard-setup-")
+const SETUP_ENV = {
+  PATH: process.env.PATH,
+  HOME: SETUP_HOME,
+  XDG_CONFIG_HOME: join(SETUP_HOME, "config"),
+  XDG_DATA_HOME: join(SETUP_HOME, "data"),
+  XDG_STATE_HOME: join(SETUP_HOME, "state"),
+}
+execFileSync(BIN, ["setup", "opencode"], { env: SETUP_ENV, stdio: ["ignore", "ignore", "inherit"] })
+const PLUGIN_FILE = join(SETUP_ENV.XDG_CONFIG_HOME, "opencode", "plugins", "herdr-link-guard.js")
+const SHIM_DIR = join(SETUP_ENV.XDG_DATA_HOME, "herdr-link", "shim")
 
-/** Writes the plugin exactly as setup does (the binary path as a JSON string) and loads it. */
+/** Loads the guard plugin setup wrote. */
 async function loadGuardPlugin() {
-  const source = readFileSync(PLUGIN_SOURCE, "utf8")
-  assert.ok(source.includes("__HERDR_LINK_BIN__"))
-  const file = join(tempDir("herdr-link-mcp-guard-"), "herdr-link-guard.js")
-  writeFileSync(
-    file,
-    source.replace("__HERDR_LINK_BIN__", JSON.stringify(BIN)).replace("__HERDR_LINK_SHIM_DIR__", JSON.stringify(SHIM_DIR)),
-  )
-  const mod = await import(pathToFileURL(file).href)
+  assert.ok(existsSync(PLUGIN_FILE), `setup wrote no plugin at ${PLUGIN_FILE}`)
+  assert.ok(!readFileSync(PLUGIN_FILE, "utf8").includes("__HERDR_LINK_"), "every value is filled in")
+  const mod = await import(pathToFileURL(PLUGIN_FILE).href)
   const plugins = [...new Set(Object.values(mod))]
   assert.equal(plugins.length, 1)
   return plugins[0]({ directory: process.cwd() }, {})
