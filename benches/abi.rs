@@ -941,14 +941,22 @@ impl Drop for Mcp {
     }
 }
 
+/// What (o) and (f) set beside this build's cdylib: another build's cdylib (`HL_BENCH_OLD_LIB`),
+/// this build's `herdr-link` and another build's (`HL_BENCH_OLD_MCP`).
+fn compared_builds() -> (Option<OtherLib>, PathBuf, Option<PathBuf>) {
+    (
+        std::env::var("HL_BENCH_OLD_LIB")
+            .ok()
+            .map(|p| OtherLib::load(&p)),
+        test_support::mcp::link_bin(),
+        std::env::var_os("HL_BENCH_OLD_MCP").map(PathBuf::from),
+    )
+}
+
 fn history() {
     println!("\n(o) per call with other receivers' entries present: C ABI and MCP vs the same argvs spawned directly");
     let a = abi();
-    let old = std::env::var("HL_BENCH_OLD_LIB")
-        .ok()
-        .map(|p| OtherLib::load(&p));
-    let new_mcp = test_support::mcp::link_bin();
-    let old_mcp = std::env::var_os("HL_BENCH_OLD_MCP").map(PathBuf::from);
+    let (old, new_mcp, old_mcp) = compared_builds();
     let n = iterations().min(60);
     let wrapper = herdr_link::protocol::Envelope::build("brain", "worker-a", "bench message")
         .unwrap()
@@ -1222,11 +1230,7 @@ fn bare_floor() {
         println!("  turn directory: {}", dir.display());
     }
     let a = abi();
-    let old = std::env::var("HL_BENCH_OLD_LIB")
-        .ok()
-        .map(|p| OtherLib::load(&p));
-    let new_mcp = test_support::mcp::link_bin();
-    let old_mcp = std::env::var_os("HL_BENCH_OLD_MCP").map(PathBuf::from);
+    let (old, new_mcp, old_mcp) = compared_builds();
     let mut floor = Floor::start(&harness, &fake);
     let n = std::env::var("BENCH_ITERS")
         .ok()
