@@ -955,7 +955,8 @@ fn compared_builds() -> (Option<OtherLib>, PathBuf, Option<PathBuf>) {
 
 fn history() {
     println!("\n(o) per call with other receivers' entries present: C ABI and MCP vs the same argvs spawned directly");
-    let a = abi();
+    // Loaded before any sample is taken.
+    abi();
     let (old, new_mcp, old_mcp) = compared_builds();
     let n = iterations().min(60);
     let wrapper = herdr_link::protocol::Envelope::build("brain", "worker-a", "bench message")
@@ -989,14 +990,14 @@ fn history() {
                         // Untimed: the previous Enter passes, so no send waits for a turn.
                         std::thread::sleep(TURN_GAP);
                     }
-                    let request =
-                        json!({"session": format!("bench-o-{which}"), "tool": tool, "input": input})
-                            .to_string();
                     let took = match which {
-                        0 => Some(timed_abi(|r| a.call_text(r), &request)),
-                        1 => old.as_ref().map(|lib| timed_abi(|r| lib.tool(r), &request)),
-                        2 => Some(mcp_new.call(tool, input)),
-                        3 => mcp_old.as_mut().map(|s| s.call(tool, input)),
+                        0..=3 => time_side(
+                            which,
+                            "bench-o",
+                            (old.as_ref(), &mut mcp_new, mcp_old.as_mut()),
+                            tool,
+                            input,
+                        ),
                         _ => {
                             let argvs = match op {
                                 "peers" => vec![
@@ -1170,6 +1171,26 @@ fn op_call(op: &str, to: &str) -> (&'static str, Value) {
     }
 }
 
+/// One timed call of `tool` on side `which` of (o) and (f) — 0: this build's C ABI (session
+/// `<prefix>-0`), 1: another build's cdylib, 2: this build's `herdr-link mcp`, 3: another
+/// build's — or `None` when that other build was not given.
+fn time_side(
+    which: usize,
+    prefix: &str,
+    (old, mcp_new, mcp_old): (Option<&OtherLib>, &mut Mcp, Option<&mut Mcp>),
+    tool: &str,
+    input: Value,
+) -> Option<Duration> {
+    let request =
+        json!({"session": format!("{prefix}-{which}"), "tool": tool, "input": input}).to_string();
+    match which {
+        0 => Some(timed_abi(|r| abi().call_text(r), &request)),
+        1 => old.map(|lib| timed_abi(|r| lib.tool(r), &request)),
+        2 => Some(mcp_new.call(tool, input)),
+        _ => mcp_old.map(|s| s.call(tool, input)),
+    }
+}
+
 /// Times one `hl_tool_call` of `request` through `call`; the call must succeed.
 fn timed_abi(call: impl FnOnce(&str) -> Value, request: &str) -> Duration {
     let t = Instant::now();
@@ -1229,7 +1250,8 @@ fn bare_floor() {
     if let herdr_link::turn::Place::Shared { dir, .. } = herdr_link::turn::place() {
         println!("  turn directory: {}", dir.display());
     }
-    let a = abi();
+    // Loaded before any sample is taken.
+    abi();
     let (old, new_mcp, old_mcp) = compared_builds();
     let mut floor = Floor::start(&harness, &fake);
     let n = std::env::var("BENCH_ITERS")
@@ -1260,14 +1282,14 @@ fn bare_floor() {
                         _ => String::new(),
                     };
                     let (tool, input) = op_call(op, &to);
-                    let request = json!({"session": format!("bench-f-{which}"), "tool": tool,
-                                         "input": input})
-                    .to_string();
                     let took = match which {
-                        0 => Some(timed_abi(|r| a.call_text(r), &request)),
-                        1 => old.as_ref().map(|lib| timed_abi(|r| lib.tool(r), &request)),
-                        2 => Some(mcp_new.call(tool, input)),
-                        3 => mcp_old.as_mut().map(|s| s.call(tool, input)),
+                        0..=3 => time_side(
+                            which,
+                            "bench-f",
+                            (old.as_ref(), &mut mcp_new, mcp_old.as_mut()),
+                            tool,
+                            input,
+                        ),
                         _ => Some(floor.run(&floor_argvs(op, &to))),
                     };
                     if let (true, Some(took)) = (i >= 4, took) {
