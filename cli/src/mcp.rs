@@ -28,7 +28,7 @@ use rmcp::service::{RequestContext, ServiceExt};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::activation::Shared;
-use crate::transport::{DirectStdout, LineTransport};
+use crate::transport::LineTransport;
 
 /// The session key of this process's one connection.
 pub const SESSION: &str = "mcp";
@@ -235,8 +235,7 @@ pub fn run(context_dir: PathBuf, host: Option<McpHost>, server_name: Option<Stri
         }
     };
     let code = runtime.block_on(async move {
-        let (reader, _) = rmcp::transport::stdio_pipes();
-        let writer = DirectStdout::new();
+        let (reader, writer) = rmcp::transport::stdio_pipes();
         // At EOF, requests already read may still be running a Herdr call (at most the start
         // limit); wait for them so their answers are written.
         let drain = env::start_timeout() + Duration::from_secs(5);

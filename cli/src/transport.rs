@@ -168,51 +168,6 @@ where
     }
 }
 
-/// Standard output written in place: a frame goes to the pipe from the thread that sends it.
-/// tokio's own `Stdout` hands every write to a blocking-pool thread, one more cross-thread
-/// wake-up on the path of every answer. A host that stops reading our output would block the
-/// sending thread on a full pipe; it gets no answers either way.
-pub struct DirectStdout(std::io::Stdout);
-
-impl DirectStdout {
-    /// This process's standard output.
-    pub fn new() -> Self {
-        DirectStdout(std::io::stdout())
-    }
-}
-
-impl Default for DirectStdout {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl AsyncWrite for DirectStdout {
-    fn poll_write(
-        self: std::pin::Pin<&mut Self>,
-        _cx: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        use std::io::Write;
-        std::task::Poll::Ready(self.0.lock().write_all(buf).map(|()| buf.len()))
-    }
-
-    fn poll_flush(
-        self: std::pin::Pin<&mut Self>,
-        _cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        use std::io::Write;
-        std::task::Poll::Ready(self.0.lock().flush())
-    }
-
-    fn poll_shutdown(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        self.poll_flush(cx)
-    }
-}
-
 async fn write_frame<W: AsyncWrite + Unpin>(
     writer: &Mutex<W>,
     frame: &[u8],
