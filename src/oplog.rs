@@ -7,9 +7,10 @@
 //! This is the only place internal details and raw ids go, and it holds message text (unless
 //! `HERDR_LINK_LOG_TEXT=0`): the file is created mode 0600 and never opened through a symlink.
 //! Each file is bounded: a line that would take it past [`MAX_BYTES`] first renames it to
-//! `<path>.1` ([`append`], under a lock every writer takes). Lines are handed to one background
-//! writer through a bounded queue; when the queue is full (a slow or stuck disk) lines are
-//! dropped and counted rather than ever blocking or failing a tool call.
+//! `<path>.1` ([`append`], under a lock every writer takes). Entries are handed to one background
+//! writer through a bounded queue, which makes their JSON lines and appends them; when the queue
+//! is full (a slow or stuck disk) lines are dropped and counted rather than ever blocking or
+//! failing a tool call.
 //!
 //! Every line is an [`Entry`], built by [`Entry::new`] and its setters and nowhere else. The
 //! records it holds (a Herdr call, a delivery turn, a message) are defined here or in the
@@ -47,8 +48,42 @@ static DROPPED: AtomicU64 = AtomicU64::new(0);
 /// file's missing directory may be made (only the default one: a missing directory of a chosen
 /// path loses the line); or a request to answer once every line before it is written.
 enum Job {
-    Line(PathBuf, String, bool),
+    Line(PathBuf, Box<Owned>, bool),
     Flush(SyncSender<()>),
+}
+
+/// An [`Entry`] with its parts owned and its time and text setting taken, so the writer can
+/// make its line: the JSON is built off the calling thread, after the call has returned.
+struct Owned {
+    at: SystemTime,
+    keep_text: bool,
+    session: String,
+    tool: String,
+    action: Option<String>,
+    calls: Vec<CallTrace>,
+    code: String,
+    detail: String,
+    elapsed: Duration,
+    turn: Option<TurnTrace>,
+    message: Option<MessageTrace>,
+}
+
+impl Owned {
+    fn of(entry: &Entry<'_>) -> Owned {
+        Owned {
+            at: SystemTime::now(),
+            keep_text: crate::env::log_text(),
+            session: entry.session.to_string(),
+            tool: entry.tool.to_string(),
+            action: entry.action.map(str::to_string),
+            calls: entry.calls.to_vec(),
+            code: entry.code.to_string(),
+            detail: entry.detail.to_string(),
+            elapsed: entry.elapsed,
+            turn: entry.turn.cloned(),
+            message: entry.message.cloned(),
+        }
+    }
 }
 
 static WRITER: LazyLock<Mutex<Option<SyncSender<Job>>>> = LazyLock::new(|| Mutex::new(None));
@@ -67,8 +102,8 @@ fn sender() -> Option<SyncSender<Job>> {
             .spawn(move || {
                 for job in rx {
                     match job {
-                        Job::Line(path, line, make_dir) => {
-                            let _ = write_line(&path, &line, make_dir);
+                        Job::Line(path, entry, make_dir) => {
+                            let _ = write_line(&path, &line(&entry), make_dir);
                         }
                         Job::Flush(done) => {
                             let _ = done.send(());
@@ -80,6 +115,50 @@ fn sender() -> Option<SyncSender<Job>> {
         *slot = Some(tx);
     }
     slot.clone()
+}
+
+/// Gives a job to the writer; counts it dropped when the writer cannot take it.
+fn hand_over(job: Job) {
+    let Some(tx) = sender() else {
+        DROPPED.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    match tx.try_send(job) {
+        Ok(()) => {}
+        Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+            DROPPED.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+thread_local! {
+    /// Lines this thread recorded while a [`Hold`] is in force.
+    static HELD: std::cell::RefCell<Option<Vec<Job>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// While it lives, lines recorded on this thread wait; they go to the writer when it is
+/// dropped. The MCP server holds them until a call's answer is written, so the writer does not
+/// wake (and take a CPU) in the moment the host is being woken to read it.
+#[must_use = "lines are held only while the Hold lives"]
+pub struct Hold {
+    outer: bool,
+}
+
+/// Holds this thread's lines until the returned [`Hold`] is dropped (nested holds release at
+/// the outermost one).
+pub fn hold() -> Hold {
+    let outer = HELD.with_borrow_mut(|held| held.is_none() && held.replace(Vec::new()).is_none());
+    Hold { outer }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        if self.outer {
+            for job in HELD.with_borrow_mut(Option::take).unwrap_or_default() {
+                hand_over(job);
+            }
+        }
+    }
 }
 
 /// Waits, at most `within`, until every line handed to the background writer so far is in its
@@ -321,16 +400,16 @@ impl<'a> Entry<'a> {
         let Some((path, make_dir)) = logging() else {
             return;
         };
-        let line = line(self);
-        let Some(tx) = sender() else {
-            DROPPED.fetch_add(1, Ordering::Relaxed);
-            return;
-        };
-        match tx.try_send(Job::Line(path, line, make_dir)) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
-                DROPPED.fetch_add(1, Ordering::Relaxed);
+        let job = Job::Line(path, Box::new(Owned::of(self)), make_dir);
+        let job = HELD.with_borrow_mut(|held| match held {
+            Some(jobs) => {
+                jobs.push(job);
+                None
             }
+            None => Some(job),
+        });
+        if let Some(job) = job {
+            hand_over(job);
         }
     }
 
@@ -341,7 +420,7 @@ impl<'a> Entry<'a> {
         let Some((path, make_dir)) = logging() else {
             return;
         };
-        if write_line(&path, &line(self), make_dir).is_err() {
+        if write_line(&path, &line(&Owned::of(self)), make_dir).is_err() {
             DROPPED.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -398,11 +477,9 @@ fn message_json(m: &MessageTrace, keep_text: bool) -> Value {
 }
 
 /// The JSON line (with its newline) for `entry`.
-fn line(entry: &Entry<'_>) -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let keep_text = crate::env::log_text();
+fn line(entry: &Owned) -> String {
+    let now = entry.at.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let keep_text = entry.keep_text;
     let calls: Vec<Value> = entry
         .calls
         .iter()
@@ -423,13 +500,13 @@ fn line(entry: &Entry<'_>) -> String {
         "detail": entry.detail,
         "ms": millis(entry.elapsed),
         "calls": calls,
-        "turn": entry.turn.map(|t| json!({
+        "turn": entry.turn.as_ref().map(|t| json!({
             "since": t.since.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs_f64(),
             "wait_ms": millis(t.waited),
             "got": t.got,
             "shared": t.shared,
         })),
-        "message": entry.message.map(|m| message_json(m, keep_text)),
+        "message": entry.message.as_ref().map(|m| message_json(m, keep_text)),
     })
     .to_string()
         + "\n"
@@ -458,8 +535,9 @@ mod tests {
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let tx = sender().expect("the writer starts");
-        let line = "{\"tool\":\"flush-test\"}\n".to_string();
-        tx.try_send(Job::Line(fifo.clone(), line.clone(), false))
+        let entry = Owned::of(&Entry::new("", "flush-test", OK, ""));
+        let line = line(&entry);
+        tx.try_send(Job::Line(fifo.clone(), Box::new(entry), false))
             .unwrap();
         let reader = std::thread::spawn({
             let fifo = fifo.clone();
@@ -478,5 +556,24 @@ mod tests {
         );
         assert_eq!(reader.join().unwrap(), line);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Lines held on a thread stay there until the outermost hold ends, then go to the writer.
+    #[test]
+    fn held_lines_wait_for_the_outermost_hold() {
+        let queued = || HELD.with_borrow(|h| h.as_ref().map(Vec::len));
+        assert_eq!(queued(), None);
+        let outer = hold();
+        let inner = hold();
+        let (done, answered) = sync_channel(1);
+        HELD.with_borrow_mut(|h| h.as_mut().unwrap().push(Job::Flush(done)));
+        drop(inner);
+        assert_eq!(queued(), Some(1), "an inner hold releases nothing");
+        assert!(answered.try_recv().is_err());
+        drop(outer);
+        assert_eq!(queued(), None);
+        answered
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the held job reached the writer");
     }
 }

@@ -196,6 +196,10 @@ fn make_private_dir(path: &Path, parents: bool) -> Result<(), String> {
                 .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
     }
+    // Nearly always already there: one look instead of a failing mkdir and a look.
+    if private_dir(path) {
+        return Ok(());
+    }
     match std::fs::DirBuilder::new().mode(0o700).create(path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}

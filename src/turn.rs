@@ -484,7 +484,7 @@ pub fn take_in_dir(dir: &Path, key: u64, deadline: Instant) -> Result<Turn, Busy
         .wait_for_earlier(&queue, deadline)
         .map_err(|e| busy(e.unwrap_or(STUCK.into())))?;
     loop {
-        let file = open_turn_file(&path).map_err(busy)?;
+        let file = open_turn_file(&path, Usually::There).map_err(busy)?;
         let file = lock_until(file, deadline).map_err(|e| match e {
             Some(e) => busy(format!("flock {}: {e}", path.display())),
             None => busy(STUCK.into()),
@@ -527,7 +527,7 @@ impl Ticket {
         let counter = queue.join(COUNTER);
         let file = loop {
             make_queue(queue).map_err(Some)?;
-            let file = match open_ours(&counter) {
+            let file = match open_ours(&counter, Usually::There) {
                 Ok(f) => f,
                 // A sweep removed the queue between our mkdir and our open: make it again.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -544,7 +544,7 @@ impl Ticket {
         let _ = file.write_all_at(format!("{:020}\n", number + 1).as_bytes(), 0);
         let path = queue.join(format!("{number:020}"));
         let _ = std::fs::remove_file(&path); // a number reused after the counter was swept
-        let ticket = open_turn_file(&path).map_err(Some)?;
+        let ticket = open_turn_file(&path, Usually::New).map_err(Some)?;
         if !try_lock(&ticket).map_err(|e| Some(e.to_string()))? {
             return Err(Some(format!(
                 "{} is locked by someone else",
@@ -626,6 +626,10 @@ impl Drop for Ticket {
 /// is never followed).
 fn make_queue(queue: &Path) -> Result<(), String> {
     use std::os::unix::fs::DirBuilderExt;
+    // After a receiver's first delivery its queue is there: one look instead of a failing mkdir.
+    if rundir::private_dir(queue) {
+        return Ok(());
+    }
     match std::fs::DirBuilder::new().mode(0o700).create(queue) {
         Ok(()) => return Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -642,16 +646,26 @@ fn make_queue(queue: &Path) -> Result<(), String> {
     }
 }
 
-/// Opens (or creates, 0600) a file of the turn directory, never through a symlink.
-fn open_turn_file(path: &Path) -> Result<File, String> {
-    open_ours(path).map_err(|e| match e.kind() {
+/// Opens (or creates, 0600) a file of the turn directory, never through a symlink; `usually`
+/// says which is likelier, to try that first.
+fn open_turn_file(path: &Path, usually: Usually) -> Result<File, String> {
+    open_ours(path, usually).map_err(|e| match e.kind() {
         std::io::ErrorKind::PermissionDenied => format!("{} is not a file of ours", path.display()),
         _ => format!("cannot open {}: {e}", path.display()),
     })
 }
 
+/// Whether a file of the turn directory is usually there when it is opened (a receiver's turn
+/// file and counter, after its first delivery) or usually new (a ticket): the likelier case is
+/// tried first, so it costs one `open`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Usually {
+    There,
+    New,
+}
+
 /// [`open_turn_file`] with the error as it came (`NotFound`: its directory is gone).
-fn open_ours(path: &Path) -> std::io::Result<File> {
+fn open_ours(path: &Path, usually: Usually) -> std::io::Result<File> {
     let open = |create: bool| {
         let mut o = OpenOptions::new();
         o.read(true)
@@ -663,16 +677,23 @@ fn open_ours(path: &Path) -> std::io::Result<File> {
         }
         o.open(path)
     };
-    let file = match open(true) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match open(false) {
-            Ok(f) => f,
-            // Swept in between: create it.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => open(true)?,
-            Err(e) => return Err(e),
+    // Each way round, a file made or swept by someone else in between is opened the other way.
+    let file = match usually {
+        Usually::New => match open(true) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match open(false) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => open(true),
+                other => other,
+            },
+            other => other,
         },
-        Err(e) => return Err(e),
-    };
+        Usually::There => match open(false) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match open(true) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => open(false),
+                other => other,
+            },
+            other => other,
+        },
+    }?;
     let meta = file.metadata()?;
     if !meta.is_file() || meta.uid() != rundir::uid() {
         return Err(std::io::ErrorKind::PermissionDenied.into());
@@ -776,7 +797,7 @@ fn sweep_due(dir: &Path) -> bool {
 /// delivery that opened it just before then finds it gone and starts again). One sweep of a
 /// directory at a time; a busy cursor means another is under way.
 fn sweep(dir: &Path) {
-    let Ok(cursor) = open_ours(&dir.join(CURSOR)) else {
+    let Ok(cursor) = open_ours(&dir.join(CURSOR), Usually::There) else {
         return;
     };
     if !matches!(try_lock(&cursor), Ok(true)) {

@@ -6,6 +6,7 @@
 
 mod activation;
 mod doctor;
+mod framing;
 mod hook;
 mod host;
 mod logview;

@@ -3,8 +3,9 @@
 //!
 //! One stdio connection is one process, so the whole process uses one session key: activation
 //! lasts for the connection and ends with it. Tool calls run the core's blocking
-//! [`tools::call`] on tokio's blocking pool, so the runtime keeps reading, writing and
-//! answering pings meanwhile.
+//! [`tools::call`] on the transport's reader threads ([`crate::transport`]), which keep reading
+//! meanwhile, so pings are still answered; a session without `initialize` has its calls run
+//! by rmcp on tokio's blocking pool.
 //!
 //! On activation the server also starts answering for its host (the `herdr-link guard` hook and
 //! the `herdr` shim of the same host session ask it, [`crate::activation`]) before the
@@ -22,13 +23,14 @@ use herdr_link::tools::{self, CallError};
 use herdr_link::{env, identity, oplog, session};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ListToolsResult, PaginatedRequestParams, RequestId, ServerCapabilities, ServerConfig,
+    ServerJsonRpcMessage, ServerNotification, ServerResult, Tool, ToolListChangedNotification,
 };
 use rmcp::service::{RequestContext, ServiceExt};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::activation::Shared;
-use crate::transport::LineTransport;
+use crate::transport::{self, LineTransport};
 
 /// The session key of this process's one connection.
 pub const SESSION: &str = "mcp";
@@ -74,18 +76,90 @@ impl LinkServer {
     /// the host gave in `initialize` or, where there is no `initialize` (MCP 2026-07-28, as
     /// Claude Code 2.1.332 speaks it), in the request's `_meta` clientInfo; else an unknown host.
     fn naming(&self, context: &RequestContext<RoleServer>) -> McpNaming {
-        let host = self.host.unwrap_or_else(|| {
-            let name = context
-                .peer
-                .peer_info()
-                .map(|i| i.client_info.name.clone())
-                .or_else(|| context.meta.client_info().map(|i| i.name));
-            name.map_or(McpHost::Other, |n| McpHost::from_client_name(&n))
-        });
+        let client = context
+            .peer
+            .peer_info()
+            .map(|i| i.client_info.name.clone())
+            .or_else(|| context.meta.client_info().map(|i| i.name));
+        self.naming_for(client.as_deref())
+    }
+
+    /// The naming for a client that gave `client` as its name.
+    fn naming_for(&self, client: Option<&str>) -> McpNaming {
+        let host = self
+            .host
+            .unwrap_or_else(|| client.map_or(McpHost::Other, McpHost::from_client_name));
         McpNaming {
             host,
             server: self.server_name.as_ref().clone(),
         }
+    }
+
+    /// Runs one tool call to its end (blocking while Herdr's CLI runs) and shares the
+    /// activation with the hook before the result goes out, so the model's next Bash call
+    /// already sees it.
+    fn run_call(&self, request: CallToolRequestParams, naming: &McpNaming) -> Ran {
+        let name = request.name.into_owned();
+        let input = request.arguments.unwrap_or_default();
+        let outcome = tools::call_in_style(
+            Some(Style::Mcp),
+            SESSION,
+            &name,
+            input,
+            Some(&self.context_dir),
+        );
+        if outcome.active && self.shared.get().is_none() {
+            self.share_activation();
+        }
+        // The core decides which calls carry the Contract (the call that activated the
+        // session, success or Link error, and every activation call); the text names the tools
+        // as this host shows them.
+        let contract = outcome
+            .contract
+            .is_some()
+            .then(|| presentation::mcp_contract(naming));
+        let result = match outcome.result {
+            Ok(value) => Ok(text_result(value.to_string(), contract, false)),
+            Err(e @ CallError::Link(_)) => Ok(text_result(e.message(), contract, true)),
+            Err(e @ CallError::InvalidRequest(_)) => {
+                Err(ErrorData::invalid_params(e.message(), None))
+            }
+        };
+        Ran {
+            result,
+            tools_changed: outcome.tools_changed,
+        }
+    }
+
+    /// Answers a tool call the transport's threads read (the classic lifecycle): the frames to
+    /// write, `notifications/tools/list_changed` first when the call changed the tool list.
+    pub fn answer(
+        &self,
+        request: CallToolRequestParams,
+        id: RequestId,
+        client: Option<&str>,
+    ) -> Vec<u8> {
+        let ran = self.run_call(request, &self.naming_for(client));
+        let mut frames = Vec::new();
+        if ran.tools_changed {
+            frames = transport::frame(&ServerJsonRpcMessage::notification(
+                ServerNotification::ToolListChangedNotification(ToolListChangedNotification {
+                    method: Default::default(),
+                    extensions: Default::default(),
+                }),
+            ));
+        }
+        frames.extend(transport::frame(&match ran.result {
+            Ok(result) => {
+                // The shape rmcp gives a session that negotiated a version with `initialize`.
+                let mut result = ServerResult::CallToolResult(result);
+                result.strip_result_type_for_legacy_peer();
+                result.strip_non_object_output_for_legacy_peer();
+                ServerJsonRpcMessage::response(result, id)
+            }
+            Err(error) => ServerJsonRpcMessage::error(error, Some(id)),
+        }));
+        frames
     }
 
     /// Records the activation for the hook (once per process). Failures are logged, never
@@ -138,6 +212,13 @@ pub fn tool_list(view: View, naming: &McpNaming) -> Vec<Tool> {
         .collect()
 }
 
+/// What one tool call produced, for either way of answering it.
+struct Ran {
+    result: Result<CallToolResult, ErrorData>,
+    /// The call changed the tool list (`notifications/tools/list_changed` goes first).
+    tools_changed: bool,
+}
+
 fn text_result(text: String, contract: Option<String>, is_error: bool) -> CallToolResult {
     let mut blocks = vec![ContentBlock::text(text)];
     blocks.extend(contract.map(ContentBlock::text));
@@ -184,38 +265,17 @@ impl ServerHandler for LinkServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.into_owned();
-        let input = request.arguments.unwrap_or_default();
-        let dir = self.context_dir.clone();
+        let naming = self.naming(&context);
         let _turn = self.calls.lock().await;
-        let outcome = tokio::task::spawn_blocking(move || {
-            tools::call_in_style(Some(Style::Mcp), SESSION, &name, input, Some(&dir))
-        })
-        .await
-        .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
-        if outcome.active && self.shared.get().is_none() {
-            // Before the result goes out, so the model's next Bash call already sees it.
-            let me = self.clone();
-            let _ = tokio::task::spawn_blocking(move || me.share_activation()).await;
-        }
-        if outcome.tools_changed {
-            // Written and flushed before this returns, so the host sees it before the response.
+        let me = self.clone();
+        let ran = tokio::task::spawn_blocking(move || me.run_call(request, &naming))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
+        if ran.tools_changed {
+            // Written before this returns, so the host sees it before the response.
             let _ = context.peer.notify_tool_list_changed().await;
         }
-        // The core decides which calls carry the Contract (the call that activated the
-        // session, success or Link error, and every activation call); the text names the tools
-        // as this host shows them.
-        let contract = outcome
-            .contract
-            .is_some()
-            .then(|| presentation::mcp_contract(&self.naming(&context)));
-        match outcome.result {
-            Ok(value) => Ok(text_result(value.to_string(), contract, false).into()),
-            Err(e @ CallError::Link(_)) => Ok(text_result(e.message(), contract, true).into()),
-            Err(e @ CallError::InvalidRequest(_)) => {
-                Err(ErrorData::invalid_params(e.message(), None))
-            }
-        }
+        ran.result.map(Into::into)
     }
 }
 
@@ -235,12 +295,20 @@ pub fn run(context_dir: PathBuf, host: Option<McpHost>, server_name: Option<Stri
         }
     };
     let code = runtime.block_on(async move {
-        let (reader, writer) = rmcp::transport::stdio_pipes();
         // At EOF, requests already read may still be running a Herdr call (at most the start
         // limit); wait for them so their answers are written.
         let drain = env::start_timeout() + Duration::from_secs(5);
-        let transport = LineTransport::new(reader, writer, drain);
         let server = LinkServer::new(context_dir, host, server_name);
+        let direct = server.clone();
+        let answer: transport::Answer =
+            Arc::new(move |request, id, client| direct.answer(request, id, client));
+        let transport = match LineTransport::start(answer, drain) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("herdr-link mcp: cannot start reading stdin: {e}");
+                return 1;
+            }
+        };
         let handle = server.clone();
         let code = match server.serve(transport).await {
             Ok(running) => match running.waiting().await {

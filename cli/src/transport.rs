@@ -1,348 +1,339 @@
-//! Line-delimited JSON-RPC over stdio for rmcp, with the framing rules Herdr Link needs.
+//! The MCP server's stdio: threads that read requests, answer Link's tool calls themselves, and
+//! hand every other message to rmcp's service loop through [`LineTransport`].
 //!
-//! rmcp's own stdio transport silently drops a line that is not JSON, answers a well-formed but
-//! mistyped request with an id-less `Invalid request`, lets a notification that arrives before
-//! `initialize` end the session, and at EOF gives in-flight calls a few seconds before dropping
-//! their answers. This transport sits under rmcp's service loop and fixes those edges:
+//! A tool call is most of what a host asks, and each one spends most of its time spawning
+//! Herdr's CLI; what the transport adds is wake-ups between threads. So a `tools/call` is run on
+//! the thread that read it, whose answer goes straight to stdout: the host's write wakes that
+//! thread, and its write wakes the host. Before running the call, the thread hands the reader
+//! to a second thread (leader and follower), so requests are still read meanwhile: pings and
+//! `tools/list` are answered, a cancellation is seen, and EOF is noticed. Calls read during a
+//! call wait in a queue and run in arrival order after it, one at a time (a host that sends
+//! `send` then `close` in one turn gets them in that order).
 //!
-//! * a line that is not JSON gets `-32700 Parse error` (id `null`), and serving goes on;
-//! * a JSON value that is not an object gets `-32600 Invalid Request` (id `null`);
-//! * a request rmcp cannot type (bad `params`, `jsonrpc` not `"2.0"`, ...) gets `-32600` or
-//!   `-32602` with *its* id (rmcp would answer a standard method with mistyped params as
-//!   "method not found"); a malformed notification is ignored, as JSON-RPC requires;
-//! * before `initialize`, stray notifications and responses are dropped instead of ending the
-//!   session;
-//! * at EOF every request already read is answered (the notification it triggers included)
-//!   before the service loop is told the stream ended.
+//! Only in the classic lifecycle (an `initialize` for a version that has it, first) are calls
+//! answered directly, in the shape rmcp gives such a session (`crate::mcp`), and not before rmcp
+//! has written `initialize`'s answer. Every other message goes to rmcp, as does every tool call
+//! of a session that starts without `initialize` (MCP 2026-07-28, whose lifecycle rmcp decides)
+//! and a call that names its own protocol version in `_meta`.
 //!
-//! Everything rmcp writes goes through [`LineTransport::send`]: one JSON document plus `\n`
-//! per frame, flushed, under one lock, so frames never interleave and each is on stdout when
-//! the send completes (which is what orders `notifications/tools/list_changed` before the
-//! response of the call that triggered it).
+//! Frames from rmcp, from the direct calls and from the framing fixes ([`crate::framing`]) are
+//! written whole under stdout's lock, one write per frame (a call that changed the tool list
+//! writes its `notifications/tools/list_changed` and its response together, in that order). At
+//! EOF every request already read is answered (bounded) before the service loop is told the
+//! stream ended; the answer to a cancelled call is dropped, and a cancelled call still waiting
+//! in the queue never runs.
 
-use std::collections::HashSet;
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::{HashSet, VecDeque};
+use std::io::{BufReader, Stdin, Write};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
-use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage};
-use rmcp::model::{NumberOrString, RequestId};
+use rmcp::model::{
+    CallToolRequestParams, ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorData,
+    JsonRpcMessage, RequestId, ServerJsonRpcMessage,
+};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::RoleServer;
-use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{watch, Mutex};
+use tokio::sync::{mpsc, watch};
 
-/// The longest line accepted (the documented request limit, 1 MiB); a longer one is discarded
-/// up to its newline and answered with `-32600`.
-pub const MAX_LINE: usize = herdr_link::limits::MAX_REQUEST_BYTES;
+use herdr_link::oplog;
 
-/// What became of one input line.
-#[derive(Debug)]
-enum Line {
-    /// A message for rmcp.
-    Deliver(Box<ClientJsonRpcMessage>),
-    /// A frame to write back ourselves.
-    Reply(Vec<u8>),
-    /// Nothing to do (blank line, malformed notification, stray message before `initialize`).
-    Drop,
+use crate::framing::{classify, error_frame, Line, LineReader, Read};
+
+/// Answers one tool call read by the transport's threads: given the call, its id and the
+/// client's name from `initialize`, the bytes to write (whole JSON-RPC frames, each ending in
+/// `\n`). It runs on a reader thread and may block for as long as the call takes.
+pub type Answer =
+    Arc<dyn Fn(CallToolRequestParams, RequestId, Option<&str>) -> Vec<u8> + Send + Sync>;
+
+/// How long a call read right after `initialize` waits for rmcp to answer `initialize`.
+const INITIALIZE_WAIT: Duration = Duration::from_secs(5);
+
+/// Buffer size of the stdin reader.
+const READ_BUFFER: usize = 64 * 1024;
+
+/// Which lifecycle the session follows, as far as the transport needs to know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Lifecycle {
+    /// No request but pings or discovery yet.
+    Unknown,
+    /// `initialize` came first; `answered` once rmcp has written its answer.
+    Classic {
+        initialize: RequestId,
+        answered: bool,
+    },
+    /// Another request came first: rmcp answers everything.
+    Other,
 }
 
-/// One step of the bounded line reader.
-enum Read {
-    Line,
-    Oversized,
-    Eof,
+/// A tool call answered by the transport's threads.
+struct Direct {
+    id: RequestId,
+    params: CallToolRequestParams,
 }
 
-/// The stdio transport handed to rmcp's `serve_server`.
-pub struct LineTransport<R, W> {
-    reader: BufReader<R>,
-    line: Vec<u8>,
-    discarding: bool,
-    writer: Arc<Mutex<W>>,
-    /// Ids of requests handed to rmcp and not answered yet.
-    pending: Arc<watch::Sender<HashSet<RequestId>>>,
-    /// Set once an `initialize` request was delivered.
+/// What [`State::route`] decided for one message.
+enum Route {
+    /// For rmcp's service loop.
+    Rmcp(Box<ClientJsonRpcMessage>),
+    /// A direct call to run now, on this thread.
+    Run(Box<Direct>),
+    /// Nothing more to do here (a direct call queued behind the running one).
+    Done,
+}
+
+/// What the reader threads share, under one lock.
+struct State {
+    /// The stdin reader, held by the thread that reads (taken out of here while it reads).
+    reader: Option<LineReader<BufReader<Stdin>>>,
+    /// Threads waiting to take the reader.
+    waiting: usize,
+    /// Direct calls read while another runs, in arrival order.
+    queue: VecDeque<Direct>,
+    /// Whether a thread is running direct calls.
+    running: bool,
+    /// Ids of direct calls queued or running.
+    direct: HashSet<RequestId>,
+    /// Ids of running direct calls the client cancelled (their answers are dropped).
+    cancelled: HashSet<RequestId>,
+    /// Set once an `initialize` request was delivered (see [`classify`]).
     initialized: bool,
-    /// Set at EOF (or on a read error).
-    eof: bool,
-    /// The longest EOF waits for unanswered requests.
-    drain_limit: Duration,
+    lifecycle: Lifecycle,
+    /// The client's name from `initialize`.
+    client: Option<String>,
+    /// Messages for rmcp; dropped at EOF, which ends rmcp's input once it has read the rest.
+    to_rmcp: Option<mpsc::UnboundedSender<ClientJsonRpcMessage>>,
+    /// Stdin ended (or failed).
+    ended: bool,
 }
 
-impl<R, W> LineTransport<R, W>
-where
-    R: tokio::io::AsyncRead + Send + Unpin + 'static,
-    W: AsyncWrite + Send + Unpin + 'static,
-{
-    /// A transport over `reader`/`writer`; at EOF it waits up to `drain_limit` for requests
-    /// already read to be answered.
-    pub fn new(reader: R, writer: W, drain_limit: Duration) -> Self {
-        LineTransport {
-            reader: BufReader::new(reader),
-            line: Vec::new(),
-            discarding: false,
-            writer: Arc::new(Mutex::new(writer)),
-            pending: Arc::new(watch::channel(HashSet::new()).0),
-            initialized: false,
-            eof: false,
-            drain_limit,
-        }
+/// The transport's shared half: the state, stdout, the requests not answered yet.
+struct Shared {
+    state: Mutex<State>,
+    /// Signalled when the reader is put back, the input ends, or `initialize` is answered.
+    changed: Condvar,
+    /// Ids of requests read and not answered yet (rmcp's and direct ones).
+    pending: watch::Sender<HashSet<RequestId>>,
+    answer: Answer,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Reads one `\n`-terminated line into `self.line`, never holding more than [`MAX_LINE`]
-    /// bytes. Cancellation-safe: a partial line stays in `self.line` for the next call.
-    async fn read_line(&mut self) -> std::io::Result<Read> {
-        loop {
-            let available = self.reader.fill_buf().await?;
-            if available.is_empty() {
-                return Ok(Read::Eof);
-            }
-            let newline = available.iter().position(|b| *b == b'\n');
-            let take = newline.map_or(available.len(), |i| i + 1);
-            let mut done = None;
-            if self.discarding {
-                if newline.is_some() {
-                    self.discarding = false;
-                    done = Some(Read::Oversized);
-                }
-            } else if self.line.len() + take > MAX_LINE {
-                self.line.clear();
-                if newline.is_some() {
-                    done = Some(Read::Oversized);
-                } else {
-                    self.discarding = true;
-                }
-            } else {
-                self.line.extend_from_slice(&available[..take]);
-                if newline.is_some() {
-                    done = Some(Read::Line);
-                }
-            }
-            self.reader.consume(take);
-            if let Some(d) = done {
-                return Ok(d);
-            }
-        }
+    /// Writes whole frames to stdout, under its lock so frames never interleave.
+    fn write(&self, frames: &[u8]) -> std::io::Result<()> {
+        let mut out = std::io::stdout().lock();
+        out.write_all(frames).and_then(|()| out.flush())
     }
 
-    /// Writes `frame` in the background: a write never depends on `receive` being polled to
-    /// completion (rmcp polls it inside `select!`).
-    fn reply(&self, frame: Vec<u8>) {
-        let writer = self.writer.clone();
-        tokio::spawn(async move {
-            let _ = write_frame(&writer, &frame).await;
+    fn unpend(&self, id: &RequestId) {
+        self.pending.send_modify(|p| {
+            p.remove(id);
         });
     }
 
-    fn track(&mut self, message: &ClientJsonRpcMessage) {
-        match message {
-            JsonRpcMessage::Request(r) => {
-                if matches!(r.request, ClientRequest::InitializeRequest(_)) {
-                    self.initialized = true;
-                }
-                let id = r.id.clone();
-                self.pending.send_modify(|p| {
-                    p.insert(id);
-                });
+    /// Waits until the reader is free and takes it; `None` once the input has ended.
+    fn take_reader(&self) -> Option<LineReader<BufReader<Stdin>>> {
+        let mut st = self.lock();
+        loop {
+            if let Some(r) = st.reader.take() {
+                return Some(r);
             }
-            JsonRpcMessage::Notification(n) => {
-                // rmcp drops the answer of a cancelled request; stop waiting for it.
-                if let ClientNotification::CancelledNotification(c) = &n.notification {
-                    if let Some(id) = c.params.request_id.clone() {
-                        self.pending.send_modify(|p| {
-                            p.remove(&id);
-                        });
-                    }
-                }
+            if st.ended {
+                return None;
             }
-            _ => {}
+            st.waiting += 1;
+            st = self
+                .changed
+                .wait(st)
+                .unwrap_or_else(PoisonError::into_inner);
+            st.waiting -= 1;
         }
     }
 
-    /// After EOF: waits (bounded) until every request read has been answered.
-    async fn drain(&mut self) {
-        let mut rx = self.pending.subscribe();
-        let _ = tokio::time::timeout(self.drain_limit, rx.wait_for(HashSet::is_empty)).await;
+    /// The input ended: rmcp's input ends after what it was given, waiting threads leave.
+    fn end(&self) {
+        let mut st = self.lock();
+        st.ended = true;
+        st.to_rmcp = None;
+        drop(st);
+        self.changed.notify_all();
+    }
+
+    /// Waits (bounded) until rmcp has answered `initialize`, so no call's answer comes first.
+    fn wait_for_initialize(&self) {
+        let deadline = Instant::now() + INITIALIZE_WAIT;
+        let mut st = self.lock();
+        while matches!(
+            st.lifecycle,
+            Lifecycle::Classic {
+                answered: false,
+                ..
+            }
+        ) {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Runs `call`, then every call queued behind it, writing each answer.
+    fn run_calls(&self, mut call: Direct) {
+        loop {
+            self.wait_for_initialize();
+            let client = self.lock().client.clone();
+            let id = call.id.clone();
+            let answer = &self.answer;
+            // The call's operator-log line goes to the log writer once the answer is out.
+            let log = oplog::hold();
+            let frames = catch_unwind(AssertUnwindSafe(|| {
+                answer(call.params, id.clone(), client.as_deref())
+            }))
+            .unwrap_or_else(|_| internal_error(&id));
+            let mut st = self.lock();
+            st.direct.remove(&id);
+            let cancelled = st.cancelled.remove(&id);
+            drop(st);
+            if !cancelled {
+                // A host that stopped reading loses the answer (its pipe is gone).
+                let _ = self.write(&frames);
+            }
+            drop(log);
+            self.unpend(&id);
+            let mut st = self.lock();
+            match st.queue.pop_front() {
+                Some(next) => call = next,
+                None => {
+                    st.running = false;
+                    return;
+                }
+            }
+        }
     }
 }
 
-async fn write_frame<W: AsyncWrite + Unpin>(
-    writer: &Mutex<W>,
-    frame: &[u8],
-) -> std::io::Result<()> {
-    let mut w = writer.lock().await;
-    w.write_all(frame).await?;
-    w.flush().await
+/// The answer to a call whose handler panicked (it never should: the core catches its own).
+fn internal_error(id: &RequestId) -> Vec<u8> {
+    let error = ErrorData::internal_error("tool call failed", None);
+    frame(&ServerJsonRpcMessage::error(error, Some(id.clone())))
 }
 
-fn frame(value: &Value) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+/// One JSON-RPC frame: the message and `\n`.
+pub fn frame(message: &ServerJsonRpcMessage) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec(message).unwrap_or_default();
     bytes.push(b'\n');
     bytes
 }
 
-/// A JSON-RPC error frame; `id` `None` is written as `null`.
-fn error_frame(id: Option<&RequestId>, code: i32, message: &str) -> Vec<u8> {
-    let id = match id {
-        Some(NumberOrString::Number(n)) => json!(n),
-        Some(NumberOrString::String(s)) => json!(s.as_ref()),
-        None => Value::Null,
-    };
-    frame(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
-}
-
-/// The JSON-RPC parse error answer.
-pub fn parse_error_frame() -> Vec<u8> {
-    error_frame(None, -32700, "Parse error")
-}
-
-fn request_id(v: &Value) -> Option<RequestId> {
-    match v {
-        Value::String(s) => Some(NumberOrString::String(s.as_str().into())),
-        Value::Number(n) => n.as_i64().map(NumberOrString::Number),
-        _ => None,
-    }
-}
-
-/// Standard MCP request methods this server may receive.
-const STANDARD_METHODS: [&str; 13] = [
-    "initialize",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/read",
-    "resources/templates/list",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "completion/complete",
-    "logging/setLevel",
-];
-
-/// rmcp falls back to a custom request when a standard request's params do not fit its type
-/// (then answers "method not found"); that is really an invalid-params error.
-fn is_mistyped_standard(request: &ClientRequest) -> bool {
-    matches!(request, ClientRequest::CustomRequest(c) if STANDARD_METHODS.contains(&c.method.as_str()))
-}
-
-/// Only a request's `id`, for refusing a request too large to build.
-static ID_ONLY: herdr_link::request::Shape = herdr_link::request::Shape {
-    values: &["id"],
-    objects: &[],
-    keep_other_names: false,
-};
-
-/// Decides what one input line (without its newline) means. `initialized` says whether an
-/// `initialize` request has already been delivered.
-fn classify(raw: &[u8], initialized: bool) -> Line {
-    let raw = raw.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(raw);
-    let raw = raw.trim_ascii();
-    if raw.is_empty() {
-        return Line::Drop;
-    }
-    if herdr_link::request::holds_more_values_than(raw, herdr_link::limits::MAX_VALUES) {
-        // Building it (twice: a value, then rmcp's message) would cost memory out of all
-        // proportion; refuse it with the id read cheaply (nothing else is built).
-        let id = std::str::from_utf8(raw)
-            .ok()
-            .and_then(|t| herdr_link::request::parse(t, &ID_ONLY).ok())
-            .and_then(|m| m.get("id").and_then(request_id));
-        return Line::Reply(error_frame(
-            id.as_ref(),
-            -32600,
-            "Invalid Request: more JSON values than the server accepts in one request",
-        ));
-    }
-    let value: Value = match serde_json::from_slice(raw) {
-        Ok(v) => v,
-        Err(_) => return Line::Reply(parse_error_frame()),
-    };
-    let Some(obj) = value.as_object() else {
-        return Line::Reply(error_frame(None, -32600, "Invalid Request"));
-    };
-    let has_id = obj.contains_key("id");
-    let method = obj.get("method").and_then(Value::as_str);
-    let version_ok = obj.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
-    let is_request = has_id && method.is_some();
-    if !initialized && !is_request {
-        // Before `initialize` only requests mean anything; rmcp would end the session on a
-        // notification or a response.
-        return Line::Drop;
-    }
-    match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
-        Ok(JsonRpcMessage::Request(r)) if version_ok && is_mistyped_standard(&r.request) => {
-            Line::Reply(error_frame(
-                Some(&r.id),
-                -32602,
-                &format!("Invalid params for {}", method.unwrap_or_default()),
-            ))
-        }
-        Ok(message) if version_ok => Line::Deliver(Box::new(message)),
-        Ok(_) | Err(_) => {
-            if !has_id
-                || (method.is_none() && (obj.contains_key("result") || obj.contains_key("error")))
-            {
-                // A notification (never answered) or a client response we did not ask for.
-                return Line::Drop;
-            }
-            let id = obj.get("id").and_then(request_id);
-            match (id, method, version_ok) {
-                (Some(id), Some(method), true) => Line::Reply(error_frame(
-                    Some(&id),
-                    -32602,
-                    &format!("Invalid params for {method}"),
-                )),
-                (id, _, _) => Line::Reply(error_frame(id.as_ref(), -32600, "Invalid Request")),
-            }
-        }
-    }
-}
-
-impl<R, W> Transport<RoleServer> for LineTransport<R, W>
-where
-    R: tokio::io::AsyncRead + Send + Unpin + 'static,
-    W: AsyncWrite + Send + Unpin + 'static,
-{
-    type Error = std::io::Error;
-
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
-    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let writer = self.writer.clone();
-        let pending = self.pending.clone();
-        async move {
-            let answered = match &item {
-                JsonRpcMessage::Response(r) => Some(r.id.clone()),
-                JsonRpcMessage::Error(e) => e.id.clone(),
-                _ => None,
-            };
-            let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
-            bytes.push(b'\n');
-            let written = write_frame(&writer, &bytes).await;
-            if let Some(id) = answered {
-                pending.send_modify(|p| {
-                    p.remove(&id);
+impl State {
+    /// Decides where a delivered message goes, and keeps the books on requests.
+    fn route(&mut self, message: ClientJsonRpcMessage, shared: &Shared) -> Route {
+        match message {
+            JsonRpcMessage::Request(mut r) => {
+                match &r.request {
+                    ClientRequest::InitializeRequest(init) => {
+                        self.initialized = true;
+                        if self.lifecycle == Lifecycle::Unknown {
+                            // A client asking `initialize` for a version without it gets an
+                            // older one from rmcp; leave such a session to rmcp entirely.
+                            self.lifecycle = if init.params.protocol_version.has_initialize() {
+                                self.client = Some(init.params.client_info.name.clone());
+                                Lifecycle::Classic {
+                                    initialize: r.id.clone(),
+                                    answered: false,
+                                }
+                            } else {
+                                Lifecycle::Other
+                            };
+                        }
+                    }
+                    ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => {}
+                    _ => {
+                        if self.lifecycle == Lifecycle::Unknown {
+                            self.lifecycle = Lifecycle::Other;
+                        }
+                    }
+                }
+                let id = r.id.clone();
+                shared.pending.send_modify(|p| {
+                    p.insert(id.clone());
                 });
+                let classic = matches!(self.lifecycle, Lifecycle::Classic { .. });
+                match r.request {
+                    // A call naming its own protocol version in `_meta` is answered as that
+                    // version says: rmcp's part.
+                    ClientRequest::CallToolRequest(call)
+                        if classic && !names_version(&call.params) =>
+                    {
+                        let call = Direct {
+                            id: id.clone(),
+                            params: call.params,
+                        };
+                        self.direct.insert(id);
+                        if self.running {
+                            self.queue.push_back(call);
+                            Route::Done
+                        } else {
+                            self.running = true;
+                            Route::Run(Box::new(call))
+                        }
+                    }
+                    request => {
+                        r.request = request;
+                        Route::Rmcp(Box::new(JsonRpcMessage::Request(r)))
+                    }
+                }
             }
-            written
+            JsonRpcMessage::Notification(n) => {
+                if let ClientNotification::CancelledNotification(c) = &n.notification {
+                    if let Some(id) = c.params.request_id.clone() {
+                        // rmcp drops the answer of a cancelled request: so do the direct calls.
+                        if self.direct.contains(&id) {
+                            let queued = self.queue.len();
+                            self.queue.retain(|d| d.id != id);
+                            if self.queue.len() < queued {
+                                self.direct.remove(&id);
+                            } else {
+                                self.cancelled.insert(id.clone());
+                            }
+                        }
+                        shared.unpend(&id);
+                    }
+                }
+                Route::Rmcp(Box::new(JsonRpcMessage::Notification(n)))
+            }
+            other => Route::Rmcp(Box::new(other)),
         }
     }
+}
 
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+/// Whether a call carries `_meta.protocolVersion` (the inline negotiation of MCP 2026-07-28).
+fn names_version(params: &CallToolRequestParams) -> bool {
+    params
+        .meta
+        .as_ref()
+        .is_some_and(|m| m.protocol_version().is_some())
+}
+
+/// One reader thread: takes the reader, reads and routes lines until it runs a call (then hands
+/// the reader on) or the input ends.
+fn read_requests(shared: Arc<Shared>) {
+    while let Some(mut reader) = shared.take_reader() {
         loop {
-            if self.eof {
-                self.drain().await;
-                return None;
-            }
-            match self.read_line().await {
+            match reader.read_line() {
                 Ok(Read::Line) => {}
                 Ok(Read::Oversized) => {
-                    self.reply(error_frame(
+                    let _ = shared.write(&error_frame(
                         None,
                         -32600,
                         "Invalid Request: message too large",
@@ -351,83 +342,151 @@ where
                 }
                 Ok(Read::Eof) | Err(_) => {
                     // A final line without a newline is incomplete: it is not processed.
-                    self.eof = true;
+                    shared.end();
+                    return;
+                }
+            }
+            // Only this thread changes `initialized`, so it may classify outside the lock.
+            let initialized = shared.lock().initialized;
+            let message = match classify(reader.line(), initialized) {
+                Line::Deliver(message) => message,
+                Line::Reply(frame) => {
+                    let _ = shared.write(&frame);
                     continue;
                 }
-            }
-            let line = std::mem::take(&mut self.line);
-            let body = line.strip_suffix(b"\n").unwrap_or(&line);
-            let outcome = classify(body, self.initialized);
-            self.line = line;
-            self.line.clear();
-            match outcome {
-                Line::Deliver(message) => {
-                    self.track(&message);
-                    return Some(*message);
+                Line::Drop => continue,
+            };
+            let mut st = shared.lock();
+            match st.route(*message, &shared) {
+                Route::Rmcp(message) => {
+                    if let Some(to_rmcp) = &st.to_rmcp {
+                        let _ = to_rmcp.send(*message);
+                    }
                 }
-                Line::Reply(frame) => self.reply(frame),
-                Line::Drop => {}
+                Route::Done => {}
+                Route::Run(call) => {
+                    st.reader = Some(reader);
+                    let nobody_waits = st.waiting == 0;
+                    drop(st);
+                    if nobody_waits {
+                        // If no thread can be started, this one reads again after the call.
+                        let _ = spawn_reader(&shared);
+                    } else {
+                        shared.changed.notify_all();
+                    }
+                    shared.run_calls(*call);
+                    break;
+                }
             }
         }
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        self.writer.lock().await.flush().await
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+fn spawn_reader(shared: &Arc<Shared>) -> std::io::Result<()> {
+    let shared = shared.clone();
+    std::thread::Builder::new()
+        .name("mcp-stdin".into())
+        .spawn(move || read_requests(shared))
+        .map(drop)
+}
 
-    fn reply(line: &str, initialized: bool) -> Option<Value> {
-        match classify(line.as_bytes(), initialized) {
-            Line::Reply(f) => Some(serde_json::from_slice(&f).unwrap()),
-            _ => None,
+/// rmcp's side of the stdio: the messages the reader threads pass on, and stdout.
+pub struct LineTransport {
+    shared: Arc<Shared>,
+    from_readers: mpsc::UnboundedReceiver<ClientJsonRpcMessage>,
+    /// The longest EOF waits for unanswered requests.
+    drain_limit: Duration,
+}
+
+impl LineTransport {
+    /// Starts reading stdin (tool calls answered by `answer`) and returns rmcp's transport; at
+    /// EOF it waits up to `drain_limit` for requests already read to be answered.
+    pub fn start(answer: Answer, drain_limit: Duration) -> std::io::Result<Self> {
+        let (to_rmcp, from_readers) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                reader: Some(LineReader::new(BufReader::with_capacity(
+                    READ_BUFFER,
+                    std::io::stdin(),
+                ))),
+                waiting: 0,
+                queue: VecDeque::new(),
+                running: false,
+                direct: HashSet::new(),
+                cancelled: HashSet::new(),
+                initialized: false,
+                lifecycle: Lifecycle::Unknown,
+                client: None,
+                to_rmcp: Some(to_rmcp),
+                ended: false,
+            }),
+            changed: Condvar::new(),
+            pending: watch::channel(HashSet::new()).0,
+            answer,
+        });
+        spawn_reader(&shared)?;
+        Ok(LineTransport {
+            shared,
+            from_readers,
+            drain_limit,
+        })
+    }
+
+    /// After EOF: waits (bounded) until every request read has been answered.
+    async fn drain(&mut self) {
+        let mut rx = self.shared.pending.subscribe();
+        let _ = tokio::time::timeout(self.drain_limit, rx.wait_for(HashSet::is_empty)).await;
+    }
+}
+
+impl Transport<RoleServer> for LineTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let shared = self.shared.clone();
+        async move {
+            let answered = match &item {
+                JsonRpcMessage::Response(r) => Some(r.id.clone()),
+                JsonRpcMessage::Error(e) => e.id.clone(),
+                _ => None,
+            };
+            let mut bytes = serde_json::to_vec(&item).map_err(std::io::Error::other)?;
+            bytes.push(b'\n');
+            let written = shared.write(&bytes);
+            if let Some(id) = answered {
+                let mut st = shared.lock();
+                let initialize_answered = match &mut st.lifecycle {
+                    Lifecycle::Classic {
+                        initialize,
+                        answered,
+                    } if *initialize == id && !*answered => {
+                        *answered = true;
+                        true
+                    }
+                    _ => false,
+                };
+                drop(st);
+                if initialize_answered {
+                    shared.changed.notify_all();
+                }
+                shared.unpend(&id);
+            }
+            written
         }
     }
 
-    #[test]
-    fn classifies_lines() {
-        let e = reply("not json", true).unwrap();
-        assert_eq!(e["error"]["code"], -32700);
-        assert!(e["id"].is_null());
-        assert_eq!(reply("[1,2]", true).unwrap()["error"]["code"], -32600);
-        assert_eq!(reply("null", false).unwrap()["error"]["code"], -32600);
-        let e = reply(
-            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"nope"}"#,
-            true,
-        )
-        .unwrap();
-        assert_eq!(e["error"]["code"], -32602);
-        assert_eq!(e["id"], 7);
-        let e = reply(r#"{"jsonrpc":"1.0","id":"a","method":"ping"}"#, true).unwrap();
-        assert_eq!(e["error"]["code"], -32600);
-        assert_eq!(e["id"], "a");
-        let e = reply(r#"{"jsonrpc":"2.0","id":3}"#, true).unwrap();
-        assert_eq!(e["error"]["code"], -32600);
-        assert!(matches!(
-            classify(
-                br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-                false
-            ),
-            Line::Drop
-        ));
-        assert!(matches!(
-            classify(
-                br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-                true
-            ),
-            Line::Deliver(_)
-        ));
-        assert!(matches!(
-            classify(br#"{"jsonrpc":"9.9","method":"tools/list"}"#, true),
-            Line::Drop
-        ));
-        assert!(matches!(classify(b"   ", true), Line::Drop));
-        assert!(matches!(
-            classify(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, false),
-            Line::Deliver(_)
-        ));
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        if let Some(message) = self.from_readers.recv().await {
+            return Some(message);
+        }
+        self.drain().await;
+        None
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
     }
 }

@@ -64,6 +64,16 @@ enum Wait {
     Poll,
 }
 
+/// The child's stdin: `/dev/null`, opened once per process and handed to each child as a copy
+/// (a copy of a descriptor costs less than a fresh open of the path); a fresh open if that fails.
+fn null_input() -> Stdio {
+    static NULL: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
+    NULL.get_or_init(|| std::fs::File::open("/dev/null").ok())
+        .as_ref()
+        .and_then(|f| f.try_clone().ok())
+        .map_or_else(Stdio::null, Stdio::from)
+}
+
 /// Runs `program args...` (no shell), stdin closed, and collects its output within `limit`.
 pub fn run(program: &str, args: &[&str], limit: Duration) -> Result<Finished, RunError> {
     let wait = if cfg!(target_os = "linux") {
@@ -84,7 +94,7 @@ fn run_waiting(
     let deadline = Instant::now() + limit;
     let mut child = Command::new(program)
         .args(args)
-        .stdin(Stdio::null())
+        .stdin(null_input())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -130,14 +140,18 @@ enum CollectError {
     Io(std::io::Error),
 }
 
+/// Makes the read end of a child's pipe non-blocking. Its only status flag is read-only access
+/// (std makes the pipe with no other), so the flags are set without reading them first.
 fn set_nonblocking(fd: i32) -> std::io::Result<()> {
     // SAFETY: fcntl on a descriptor we own; no memory is passed.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) } < 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }
+
+/// Bytes read from a pipe at a time (Herdr's answers are mostly far smaller).
+const CHUNK: usize = 16 * 1024;
 
 /// Reads stdout and stderr until both reach EOF, the deadline passes or the cap is hit.
 fn collect(child: &mut Child, deadline: Instant) -> Result<(Vec<u8>, Vec<u8>), CollectError> {
@@ -154,7 +168,7 @@ fn collect(child: &mut Child, deadline: Instant) -> Result<(Vec<u8>, Vec<u8>), C
     {
         set_nonblocking(p).map_err(CollectError::Io)?;
     }
-    let mut chunk = vec![0u8; 64 * 1024];
+    let mut chunk = [0u8; CHUNK];
     while out_pipe.is_some() || err_pipe.is_some() {
         let now = Instant::now();
         if now >= deadline {
