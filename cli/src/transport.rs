@@ -13,8 +13,10 @@
 //! Only in the classic lifecycle (an `initialize` for a version that has it, first) are calls
 //! answered directly, in the shape rmcp gives such a session (`crate::mcp`), and not before rmcp
 //! has written `initialize`'s answer. Every other message goes to rmcp, as does every tool call
-//! of a session that starts without `initialize` (MCP 2026-07-28, whose lifecycle rmcp decides)
-//! and a call that names its own protocol version in `_meta`.
+//! of a session that starts without `initialize` (MCP 2026-07-28, whose lifecycle rmcp decides).
+//! A call of a classic session that names its own protocol version in `_meta` is rmcp's to
+//! answer too, but it keeps its place in the queue: it is handed to rmcp in its turn and waited
+//! for, so neither way of answering overtakes the other.
 //!
 //! Frames from rmcp, from the direct calls and from the framing fixes ([`crate::framing`]) are
 //! written whole under stdout's lock, one write per frame (a call that changed the tool list
@@ -30,8 +32,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorData,
-    JsonRpcMessage, RequestId, ServerJsonRpcMessage,
+    CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientNotification,
+    ClientRequest, ErrorData, JsonRpcMessage, RequestId, RequestMetaObject, ServerJsonRpcMessage,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -68,19 +70,27 @@ enum Lifecycle {
     Other,
 }
 
-/// A tool call answered by the transport's threads.
-struct Direct {
+/// A tool call of a classic-lifecycle session, run by the transport's threads in arrival order.
+struct Call {
     id: RequestId,
-    params: CallToolRequestParams,
+    how: How,
+}
+
+/// How a [`Call`] is answered.
+enum How {
+    /// Run here, its answer written by the thread that runs it.
+    Direct(Box<CallToolRequestParams>),
+    /// Handed to rmcp (it names its own protocol version) when its turn comes, and waited for.
+    Rmcp(Box<ClientJsonRpcMessage>),
 }
 
 /// What [`State::route`] decided for one message.
 enum Route {
     /// For rmcp's service loop.
     Rmcp(Box<ClientJsonRpcMessage>),
-    /// A direct call to run now, on this thread.
-    Run(Box<Direct>),
-    /// Nothing more to do here (a direct call queued behind the running one).
+    /// A call to run now, on this thread.
+    Run(Box<Call>),
+    /// Nothing more to do here (a call queued behind the running one).
     Done,
 }
 
@@ -90,13 +100,13 @@ struct State {
     reader: Option<LineReader<BufReader<Stdin>>>,
     /// Threads waiting to take the reader.
     waiting: usize,
-    /// Direct calls read while another runs, in arrival order.
-    queue: VecDeque<Direct>,
-    /// Whether a thread is running direct calls.
+    /// Calls read while another runs, in arrival order.
+    queue: VecDeque<Call>,
+    /// Whether a thread is running calls.
     running: bool,
-    /// Ids of direct calls queued or running.
+    /// Ids of calls queued or running.
     direct: HashSet<RequestId>,
-    /// Ids of running direct calls the client cancelled (their answers are dropped).
+    /// Ids of running calls the client cancelled (their answers are dropped).
     cancelled: HashSet<RequestId>,
     /// Set once an `initialize` request was delivered (see [`classify`]).
     initialized: bool,
@@ -117,6 +127,8 @@ struct Shared {
     /// Ids of requests read and not answered yet (rmcp's and direct ones).
     pending: watch::Sender<HashSet<RequestId>>,
     answer: Answer,
+    /// The longest a call handed to rmcp in its turn is waited for.
+    rmcp_wait: Duration,
 }
 
 impl Shared {
@@ -130,7 +142,16 @@ impl Shared {
         out.write_all(frames).and_then(|()| out.flush())
     }
 
+    /// Marks a request answered (or cancelled). Called with the state unlocked: a call handed
+    /// to rmcp is waited for under the state's lock and [`Self::changed`].
     fn unpend(&self, id: &RequestId) {
+        self.unpend_locked(id);
+        drop(self.lock());
+        self.changed.notify_all();
+    }
+
+    /// [`Self::unpend`] for a caller that holds the state's lock (it notifies `changed`).
+    fn unpend_locked(&self, id: &RequestId) {
         self.pending.send_modify(|p| {
             p.remove(id);
         });
@@ -155,11 +176,14 @@ impl Shared {
         }
     }
 
-    /// The input ended: rmcp's input ends after what it was given, waiting threads leave.
+    /// The input ended: waiting threads leave, and rmcp's input ends after what it was given
+    /// (once the calls still queued have had their turn, as some go to rmcp).
     fn end(&self) {
         let mut st = self.lock();
         st.ended = true;
-        st.to_rmcp = None;
+        if !st.running {
+            st.to_rmcp = None;
+        }
         drop(st);
         self.changed.notify_all();
     }
@@ -187,37 +211,73 @@ impl Shared {
         }
     }
 
-    /// Runs `call`, then every call queued behind it, writing each answer.
-    fn run_calls(&self, mut call: Direct) {
+    /// Runs `call`, then every call queued behind it, each to its end before the next.
+    fn run_calls(&self, mut call: Call) {
         loop {
             self.wait_for_initialize();
-            let client = self.lock().client.clone();
             let id = call.id.clone();
-            let answer = &self.answer;
-            // The call's operator-log line goes to the log writer once the answer is out.
-            let log = oplog::hold();
-            let frames = catch_unwind(AssertUnwindSafe(|| {
-                answer(call.params, id.clone(), client.as_deref())
-            }))
-            .unwrap_or_else(|_| internal_error(&id));
+            match call.how {
+                How::Direct(params) => self.run_direct(*params, &id),
+                How::Rmcp(message) => self.run_in_rmcp(*message, &id),
+            }
             let mut st = self.lock();
             st.direct.remove(&id);
-            let cancelled = st.cancelled.remove(&id);
-            drop(st);
-            if !cancelled {
-                // A host that stopped reading loses the answer (its pipe is gone).
-                let _ = self.write(&frames);
-            }
-            drop(log);
-            self.unpend(&id);
-            let mut st = self.lock();
+            st.cancelled.remove(&id);
             match st.queue.pop_front() {
                 Some(next) => call = next,
                 None => {
                     st.running = false;
+                    if st.ended {
+                        st.to_rmcp = None;
+                    }
                     return;
                 }
             }
+        }
+    }
+
+    /// Runs a call here and writes its answer (unless the client cancelled it meanwhile).
+    fn run_direct(&self, params: CallToolRequestParams, id: &RequestId) {
+        let client = self.lock().client.clone();
+        let answer = &self.answer;
+        // The call's operator-log line goes to the log writer once the answer is out.
+        let log = oplog::hold();
+        let frames = catch_unwind(AssertUnwindSafe(|| {
+            answer(params, id.clone(), client.as_deref())
+        }))
+        .unwrap_or_else(|_| internal_error(id));
+        if !self.lock().cancelled.contains(id) {
+            // A host that stopped reading loses the answer (its pipe is gone).
+            let _ = self.write(&frames);
+        }
+        drop(log);
+        self.unpend(id);
+    }
+
+    /// Hands a call to rmcp and waits (bounded) until it is answered or cancelled, so the
+    /// calls behind it do not overtake it.
+    fn run_in_rmcp(&self, message: ClientJsonRpcMessage, id: &RequestId) {
+        let deadline = Instant::now() + self.rmcp_wait;
+        let mut st = self.lock();
+        let handed = st
+            .to_rmcp
+            .as_ref()
+            .is_some_and(|to_rmcp| to_rmcp.send(message).is_ok());
+        if !handed {
+            drop(st);
+            self.unpend(id);
+            return;
+        }
+        while self.pending.borrow().contains(id) {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
     }
 }
@@ -270,14 +330,18 @@ impl State {
                 });
                 let classic = matches!(self.lifecycle, Lifecycle::Classic { .. });
                 match r.request {
-                    // A call naming its own protocol version in `_meta` is answered as that
-                    // version says: rmcp's part.
-                    ClientRequest::CallToolRequest(call)
-                        if classic && !names_version(&call.params) =>
-                    {
-                        let call = Direct {
+                    ClientRequest::CallToolRequest(call) if classic => {
+                        // A call naming its own protocol version in `_meta` is answered as that
+                        // version says: rmcp's part, in its turn.
+                        let how = if names_version(&call) {
+                            r.request = ClientRequest::CallToolRequest(call);
+                            How::Rmcp(Box::new(JsonRpcMessage::Request(r)))
+                        } else {
+                            How::Direct(Box::new(call.params))
+                        };
+                        let call = Call {
                             id: id.clone(),
-                            params: call.params,
+                            how,
                         };
                         self.direct.insert(id);
                         if self.running {
@@ -297,7 +361,8 @@ impl State {
             JsonRpcMessage::Notification(n) => {
                 if let ClientNotification::CancelledNotification(c) = &n.notification {
                     if let Some(id) = c.params.request_id.clone() {
-                        // rmcp drops the answer of a cancelled request: so do the direct calls.
+                        // rmcp drops the answer of a cancelled request: so do the direct calls,
+                        // and a call still queued never runs.
                         if self.direct.contains(&id) {
                             let queued = self.queue.len();
                             self.queue.retain(|d| d.id != id);
@@ -307,7 +372,8 @@ impl State {
                                 self.cancelled.insert(id.clone());
                             }
                         }
-                        shared.unpend(&id);
+                        shared.unpend_locked(&id);
+                        shared.changed.notify_all();
                     }
                 }
                 Route::Rmcp(Box::new(JsonRpcMessage::Notification(n)))
@@ -317,11 +383,12 @@ impl State {
     }
 }
 
-/// Whether a call carries `_meta.protocolVersion` (the inline negotiation of MCP 2026-07-28).
-fn names_version(params: &CallToolRequestParams) -> bool {
-    params
-        .meta
-        .as_ref()
+/// Whether a call names its protocol version in `_meta` (the inline negotiation of MCP
+/// 2026-07-28). rmcp moves a request's `_meta` into its extensions as it reads it.
+fn names_version(call: &CallToolRequest) -> bool {
+    call.extensions
+        .get::<RequestMetaObject>()
+        .or(call.params.meta.as_ref())
         .is_some_and(|m| m.protocol_version().is_some())
 }
 
@@ -400,7 +467,8 @@ pub struct LineTransport {
 
 impl LineTransport {
     /// Starts reading stdin (tool calls answered by `answer`) and returns rmcp's transport; at
-    /// EOF it waits up to `drain_limit` for requests already read to be answered.
+    /// EOF it waits up to `drain_limit` for requests already read to be answered (and as long,
+    /// at most, for a call handed to rmcp in its turn).
     pub fn start(answer: Answer, drain_limit: Duration) -> std::io::Result<Self> {
         let (to_rmcp, from_readers) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
@@ -423,6 +491,7 @@ impl LineTransport {
             changed: Condvar::new(),
             pending: watch::channel(HashSet::new()).0,
             answer,
+            rmcp_wait: drain_limit,
         });
         spawn_reader(&shared)?;
         Ok(LineTransport {

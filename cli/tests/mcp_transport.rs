@@ -10,12 +10,15 @@ use std::time::Duration;
 use harness::{tool_json, Server, World, WORLD};
 use serde_json::{json, Value};
 
+/// Where a request names its protocol version in `_meta` (MCP 2026-07-28's inline negotiation).
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
 /// A `tools/call` request; with `version`, the call names its protocol version in `_meta`,
 /// which leaves it to rmcp.
 fn call(id: i64, name: &str, args: Value, version: Option<&str>) -> Value {
     let mut params = json!({"name": name, "arguments": args});
     if let Some(v) = version {
-        params["_meta"] = json!({"protocolVersion": v});
+        params["_meta"] = json!({ META_VERSION: v });
     }
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
 }
@@ -48,7 +51,7 @@ fn direct_answers_are_the_ones_rmcp_gives() {
         for c in &calls {
             let mut c = c.clone();
             if let Some(v) = version {
-                c["params"]["_meta"] = json!({"protocolVersion": v});
+                c["params"]["_meta"] = json!({ META_VERSION: v });
             }
             s.send(&c);
             frames.extend(s.until_id(&c["id"]));
@@ -140,6 +143,63 @@ fn calls_sent_together_run_and_answer_in_arrival_order() {
     assert_eq!(s.eof().0.code(), Some(0));
 }
 
+/// A call that names its own protocol version in `_meta` is answered by rmcp, as that version
+/// says: MCP 2026-07-28 requires the client's capabilities there too, and rmcp refuses a call
+/// without them, where the direct path would have run it.
+#[test]
+fn a_call_naming_its_version_is_left_to_rmcp() {
+    let w = World::new(WORLD);
+    let mut s = Server::start(&w.inside(), &[], None);
+    s.handshake();
+    s.call(1, "herdr_link", json!({}));
+    s.send(&call(
+        2,
+        "herdr_link_close",
+        json!({"agent": "ghost"}),
+        Some("2026-07-28"),
+    ));
+    let answer = s.next(Duration::from_secs(20)).expect("an answer");
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(
+        !w.argv().iter().any(|a| a.iter().any(|x| x == "ghost")),
+        "the call ran: {:?}",
+        w.argv()
+    );
+    assert_eq!(s.eof().0.code(), Some(0));
+}
+
+/// Calls answered the two ways (directly, or by rmcp as a call naming its own protocol version
+/// is) still run one at a time in arrival order: neither way overtakes a slow call of the other.
+#[test]
+fn calls_answered_either_way_keep_their_order() {
+    for (slow, fast) in [(None, Some("2025-06-18")), (Some("2025-06-18"), None)] {
+        let w = World::new(WORLD);
+        let mut s = Server::start(&w.inside(), &[], None);
+        s.handshake();
+        s.call(1, "herdr_link", json!({}));
+        // rmcp runs each request as soon as it has it; the transport must not let it.
+        w.fake(&["fault", "agent", "list", "--delay-ms", "800"]);
+        s.send(&call(2, "herdr_link_peers", json!({}), slow));
+        s.send(&call(
+            3,
+            "herdr_link_close",
+            json!({"agent": "ghost"}),
+            fast,
+        ));
+        let mut ids = Vec::new();
+        for _ in 0..2 {
+            ids.push(s.next(Duration::from_secs(20)).expect("an answer")["id"].clone());
+        }
+        assert_eq!(
+            ids,
+            [json!(2), json!(3)],
+            "slow {slow:?}, fast {fast:?}: the later call overtook the first"
+        );
+        w.fake(&["faults", "--clear"]);
+        assert_eq!(s.eof().0.code(), Some(0));
+    }
+}
+
 /// A call the client cancels while it waits behind another never runs; one cancelled while it
 /// runs is not answered.
 #[test]
@@ -151,6 +211,8 @@ fn cancelled_calls_are_not_run_or_not_answered() {
     // Long enough that the cancellation below is read while the call still runs.
     w.fake(&["fault", "agent", "list", "--delay-ms", "3000"]);
     s.send(&call(2, "herdr_link_peers", json!({}), None));
+    // Running, not still queued behind the first call's last steps.
+    wait_for_child(s.pid(), &["agent", "list"]);
     s.send(&call(
         3,
         "herdr_link_close",
@@ -213,4 +275,32 @@ fn a_session_asking_for_a_version_without_initialize_is_still_served() {
     let frames = s.call(1, "herdr_link_peers", json!({}));
     assert_eq!(tool_json(frames.last().unwrap())["self"]["name"], "brain");
     assert_eq!(s.eof().0.code(), Some(0));
+}
+
+/// Waits until process `parent` has a child running Herdr's CLI with `args`.
+fn wait_for_child(parent: u32, args: &[&str]) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let wanted = args.join("\0");
+    loop {
+        let found = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            let dir = e.path();
+            let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
+            // The parent's pid is the second field after the command name's closing `)`.
+            let ppid = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            ppid == Some(parent)
+                && String::from_utf8_lossy(&std::fs::read(dir.join("cmdline")).unwrap_or_default())
+                    .contains(&wanted)
+        });
+        if found {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no child running {args:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }

@@ -149,6 +149,11 @@ pub struct Server {
 }
 
 impl Server {
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Starts `herdr-link mcp <args>` with the Herdr variables cleared, then `env` set.
     pub fn start(env: &[(String, String)], args: &[&str], cwd: Option<&Path>) -> Server {
         Server::start_bin(&link_bin(), env, args, cwd)
