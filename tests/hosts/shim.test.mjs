@@ -190,14 +190,19 @@ for (const route of ROUTES) {
 for (const route of [gemini, qwen].filter((r) => !ONLY || ONLY.includes(r.name))) {
   test(`${route.name}: the herdr shim lets waits through while dormant and refuses them once active`, async () => {
     const list = route === gemini ? LIST_GEMINI : LIST_QWEN
+    // Qwen Code's shell tool (child_process, not streaming) takes the output it has read when
+    // the shell exits, without waiting for the pipes to close: on a busy machine the last
+    // lines, or all of them, were lost (seen twice in full runs). The shell stays a moment
+    // after its output so Qwen Code reads it; the assertions below are unchanged.
+    const settle = (command) => (route === qwen ? `${command}; sleep 1` : command)
     const goals = [
-      { bash: list },
-      { bash: PY_WAIT },
-      { bash: MAKE_WAIT },
+      { bash: settle(list) },
+      { bash: settle(PY_WAIT) },
+      { bash: settle(MAKE_WAIT) },
       { link: "activate" },
-      { bash: PY_WAIT },
-      { bash: MAKE_WAIT },
-      { bash: list },
+      { bash: settle(PY_WAIT) },
+      { bash: settle(MAKE_WAIT) },
+      { bash: settle(list) },
     ]
     const shimDir = (sb) => join(sb.xdg.data, "herdr-link", "shim")
     const routeWithShim = {
