@@ -29,7 +29,7 @@ use std::collections::{HashSet, VecDeque};
 use std::io::{BufReader, Stdin, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage, ClientNotification,
@@ -190,25 +190,18 @@ impl Shared {
 
     /// Waits (bounded) until rmcp has answered `initialize`, so no call's answer comes first.
     fn wait_for_initialize(&self) {
-        let deadline = Instant::now() + INITIALIZE_WAIT;
-        let mut st = self.lock();
-        while matches!(
-            st.lifecycle,
-            Lifecycle::Classic {
-                answered: false,
-                ..
-            }
-        ) {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            st = self
-                .changed
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
+        let unanswered = |st: &mut State| {
+            matches!(
+                st.lifecycle,
+                Lifecycle::Classic {
+                    answered: false,
+                    ..
+                }
+            )
+        };
+        let _ = self
+            .changed
+            .wait_timeout_while(self.lock(), INITIALIZE_WAIT, unanswered);
     }
 
     /// Runs `call`, then every call queued behind it, each to its end before the next.
@@ -257,8 +250,7 @@ impl Shared {
     /// Hands a call to rmcp and waits (bounded) until it is answered or cancelled, so the
     /// calls behind it do not overtake it.
     fn run_in_rmcp(&self, message: ClientJsonRpcMessage, id: &RequestId) {
-        let deadline = Instant::now() + self.rmcp_wait;
-        let mut st = self.lock();
+        let st = self.lock();
         let handed = st
             .to_rmcp
             .as_ref()
@@ -268,17 +260,9 @@ impl Shared {
             self.unpend(id);
             return;
         }
-        while self.pending.borrow().contains(id) {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            st = self
-                .changed
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
+        let _ = self
+            .changed
+            .wait_timeout_while(st, self.rmcp_wait, |_| self.pending.borrow().contains(id));
     }
 }
 
